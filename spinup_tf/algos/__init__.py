@@ -1,0 +1,34 @@
+"""Registry of the algorithms that ``run.py`` can launch.
+
+Each entry names the function (imported lazily, so ``run.py --help`` stays fast) and the
+space check the command line runs before anything is written.
+"""
+import importlib
+
+from spinup_tf.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
+
+
+def _deterministic_policy_spaces(env, algo):
+    flat_obs_dim(env.observation_space, algo)
+    box_action_bounds(env.action_space, algo)
+
+
+def _stochastic_policy_spaces(env, algo):
+    flat_obs_dim(env.observation_space, algo)
+    check_discrete_or_box(env.action_space, algo)
+
+
+ALGOS = {
+    'td3': ('spinup_tf.algos.td3', 'td3', _deterministic_policy_spaces),
+}
+
+
+def get_algo(name):
+    """The algorithm function registered as ``name``."""
+    module, fn, _ = ALGOS[name]
+    return getattr(importlib.import_module(module), fn)
+
+
+def check_spaces(name, env):
+    """Raise ``UserInputError`` when algorithm ``name`` cannot handle ``env``'s spaces."""
+    ALGOS[name][2](env, name)

@@ -1,0 +1,244 @@
+"""Twin Delayed Deep Deterministic Policy Gradient (TD3), as a TF1 static graph.
+
+Read top to bottom: graph (placeholders, main/target networks, clipped double-Q backup,
+losses, train ops, polyak ops), session, the two step functions, then the shared off-policy
+loop (``spinup_tf.offpolicy``).
+"""
+from types import SimpleNamespace
+
+import numpy as np
+
+from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, make_session,
+                           polyak_update_op, target_init_op)
+from spinup_tf.actor_critics import mlp_td3_actor_critic
+from spinup_tf.envs import flat_obs_dim, box_action_bounds, env_id_of
+from spinup_tf.logx import EpochLogger
+from spinup_tf.offpolicy import run_off_policy, gaussian_noise, check_budget
+from spinup_tf.replay_buffer import ReplayBuffer
+
+
+def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
+        steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
+        pi_lr=1e-3, q_lr=1e-3, batch_size=100, start_steps=10000, update_after=1000,
+        update_every=50, act_noise=0.1, target_noise=0.2, noise_clip=0.5, policy_delay=2,
+        num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1):
+    """Twin Delayed Deep Deterministic Policy Gradient (TD3).
+
+    Args:
+        env_fn: A function which creates a copy of the environment. The environment must
+            satisfy the gymnasium API, with a flat Box observation space and a bounded flat
+            Box action space.
+
+        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
+            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
+            computation graph:
+
+            ===========  ================  ======================================
+            Symbol       Shape             Description
+            ===========  ================  ======================================
+            ``pi``       (batch, act_dim)  | Deterministically computes actions
+                                           | from policy given states.
+            ``q1``       (batch,)          | Gives one estimate of Q* for
+                                           | states in ``x_ph`` and actions in
+                                           | ``a_ph``.
+            ``q2``       (batch,)          | Gives another estimate of Q* for
+                                           | states in ``x_ph`` and actions in
+                                           | ``a_ph``.
+            ``q1_pi``    (batch,)          | Gives the composition of ``q1`` and
+                                           | ``pi`` for states in ``x_ph``:
+                                           | q1(x, pi(x)).
+            ===========  ================  ======================================
+
+        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
+            to TD3 (``hidden_sizes``, ``activation``).
+
+        seed (int): Seed for random number generators (numpy, the graph, the env and its
+            action space).
+
+        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
+            agent and the environment in each epoch.
+
+        epochs (int): Number of epochs to run and train agent.
+
+        replay_size (int): Maximum length of replay buffer.
+
+        gamma (float): Discount factor. (Always between 0 and 1.)
+
+        polyak (float): Interpolation factor in polyak averaging for target networks.
+            Target networks are updated towards main networks according to:
+
+            .. math:: \\theta_{\\text{targ}} \\leftarrow
+                \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
+
+            where :math:`\\rho` is polyak. (Always between 0 and 1, usually close to 1.)
+
+        pi_lr (float): Learning rate for policy.
+
+        q_lr (float): Learning rate for Q-networks.
+
+        batch_size (int): Minibatch size for SGD.
+
+        start_steps (int): Number of steps for uniform-random action selection, before
+            running real policy. Helps exploration.
+
+        update_after (int): Number of env interactions to collect before starting to do
+            gradient descent updates. Ensures replay buffer is full enough for useful updates.
+
+        update_every (int): Number of env interactions that should elapse between gradient
+            descent updates. Note: Regardless of how long you wait between updates, the ratio
+            of env steps to gradient steps is locked to 1.
+
+        act_noise (float): Stddev for Gaussian exploration noise added to policy at training
+            time, in action units. (At test time, no noise is added.)
+
+        target_noise (float): Stddev for smoothing noise added to target policy.
+
+        noise_clip (float): Limit for absolute value of target policy smoothing noise.
+
+        policy_delay (int): Policy will only be updated once every policy_delay times for
+            each update of the Q-networks.
+
+        num_test_episodes (int): Number of episodes to test the deterministic policy at the
+            end of each epoch.
+
+        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
+            truncation: the target bootstraps through it.
+
+        logger_kwargs (dict): Keyword args for EpochLogger.
+
+        save_freq (int): How often (in terms of gap between epochs) to save the current
+            policy and value function.
+    """
+    config = dict(locals())  # every hyperparameter, recorded in config.json below
+
+    # Check the env before anything is written, so bad input leaves no run folder behind.
+    env, test_env = env_fn(), env_fn()
+    obs_dim = flat_obs_dim(env.observation_space, 'td3')
+    act_low, act_high = box_action_bounds(env.action_space, 'td3')
+    act_dim = act_low.shape[0]
+    check_budget(steps_per_epoch, epochs, batch_size, replay_size)
+
+    logger = EpochLogger(**logger_kwargs)
+    logger.save_config(dict(config, env_id=env_id_of(env)))
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(seed)
+        np.random.seed(seed)
+
+        g = build_td3_graph(obs_dim, act_dim, env.action_space, actor_critic, ac_kwargs,
+                            gamma, polyak, pi_lr, q_lr, target_noise, noise_clip)
+
+        # Experience buffer
+        replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+
+        # Count variables
+        var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q1', 'main/q2',
+                                                           'main'])
+        logger.log('\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n'
+                   % var_counts)
+
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+        sess.run(g.target_init)
+
+        # Setup model saving
+        logger.setup_tf_saver(sess, inputs={'x': g.x_ph, 'a': g.a_ph},
+                              outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2})
+        graph.finalize()  # nothing may add ops from here on (no graph growth in the loop)
+
+    # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
+    pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
+    batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
+    q_step = sess.make_callable([g.q_loss, g.q1, g.q2, g.train_q_op], feed_list=batch_phs)
+    pi_step = sess.make_callable([g.pi_loss, g.train_pi_op, g.target_update],
+                                 feed_list=batch_phs)
+
+    def act(o):
+        return pi_fn(o.reshape(1, -1))[0]
+
+    def update(batch, j):
+        feeds = (batch['obs1'], batch['obs2'], batch['acts'], batch['rews'], batch['done'])
+        loss_q, q1_vals, q2_vals, _ = q_step(*feeds)
+        logger.store(LossQ=loss_q, Q1Vals=q1_vals, Q2Vals=q2_vals)
+        if j % policy_delay == 0:
+            # Delayed policy update, then the target networks follow.
+            loss_pi, _, _ = pi_step(*feeds)
+            logger.store(LossPi=loss_pi)
+
+    run_off_policy(
+        env, test_env, logger, replay_buffer, act, update, seed=seed,
+        act_low=act_low, act_high=act_high, steps_per_epoch=steps_per_epoch, epochs=epochs,
+        batch_size=batch_size, start_steps=start_steps, update_after=update_after,
+        update_every=update_every, num_test_episodes=num_test_episodes,
+        max_ep_len=max_ep_len, save_freq=save_freq, noise=gaussian_noise(act_noise),
+        diagnostics=[('Q1Vals', dict(with_min_and_max=True)),
+                     ('Q2Vals', dict(with_min_and_max=True)),
+                     ('LossPi', dict(average_only=True)),
+                     ('LossQ', dict(average_only=True))],
+        finite_keys=['LossQ', 'LossPi', 'Q1Vals', 'Q2Vals'],
+        save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+
+
+def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_critic,
+                    ac_kwargs=dict(), gamma=0.99, polyak=0.995, pi_lr=1e-3, q_lr=1e-3,
+                    target_noise=0.2, noise_clip=0.5):
+    """Build TD3's graph in the default graph; returns its tensors and ops by name.
+
+    Placeholders ``x_ph, a_ph, x2_ph`` ``(batch, obs_dim|act_dim)``, ``r_ph, d_ph``
+    ``(batch,)``; outputs ``pi`` ``(batch, act_dim)``, ``q1, q2, q1_pi`` ``(batch,)``; the
+    target-smoothing noise ``epsilon`` and target action ``a2`` ``(batch, act_dim)``, the
+    ``backup`` ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update``
+    and ``target_init``.
+    """
+    act_low = np.asarray(action_space.low, dtype=np.float32)
+    act_high = np.asarray(action_space.high, dtype=np.float32)
+
+    # Share information about action space with policy architecture
+    ac_kwargs = dict(ac_kwargs, action_space=action_space)
+
+    # Inputs to computation graph
+    x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
+
+    # Main outputs from computation graph
+    with tf.variable_scope('main'):
+        pi, q1, q2, q1_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
+
+    # Target policy network
+    with tf.variable_scope('target'):
+        pi_targ, _, _, _ = actor_critic(x2_ph, a_ph, **ac_kwargs)
+
+    # Target Q networks
+    with tf.variable_scope('target', reuse=True):
+        # Target policy smoothing, by adding clipped noise to target actions
+        epsilon = tf.random_normal(tf.shape(pi_targ), stddev=target_noise)
+        epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
+        a2 = tf.clip_by_value(pi_targ + epsilon, act_low, act_high)
+
+        # Target Q-values, using action from target policy
+        _, q1_targ, q2_targ, _ = actor_critic(x2_ph, a2, **ac_kwargs)
+
+    # Bellman backup for Q functions, using Clipped Double-Q target.
+    # d_ph is gymnasium's `terminated`: a truncated episode still bootstraps.
+    min_q_targ = tf.minimum(q1_targ, q2_targ)
+    backup = tf.stop_gradient(r_ph + gamma * (1 - d_ph) * min_q_targ)
+
+    # TD3 losses
+    pi_loss = -tf.reduce_mean(q1_pi)
+    q1_loss = tf.reduce_mean((q1 - backup) ** 2)
+    q2_loss = tf.reduce_mean((q2 - backup) ** 2)
+    q_loss = q1_loss + q2_loss
+
+    # Separate train ops for pi, q (variables picked by exact scope prefix)
+    pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
+    q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
+    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
+    train_q_op = q_optimizer.minimize(
+        q_loss, var_list=get_trainable_vars('main/q1') + get_trainable_vars('main/q2'))
+
+    # Polyak averaging for target variables; initializing targets to match main variables
+    target_update = polyak_update_op(polyak)
+    target_init = target_init_op()
+
+    return SimpleNamespace(**{k: v for k, v in locals().items()
+                              if k not in ('ac_kwargs', 'actor_critic', 'action_space')})

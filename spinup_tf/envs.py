@@ -1,0 +1,101 @@
+"""Environment construction and the space checks each algorithm relies on.
+
+Every failure here is a ``UserInputError`` with a message fit to show a user as is.
+"""
+import difflib
+
+import numpy as np
+import gymnasium as gym
+from gymnasium.spaces import Box, Discrete
+
+
+class UserInputError(ValueError):
+    """Bad input from the user (env id, flag, space). The CLI prints it as one line."""
+
+
+class EnvFn:
+    """A picklable, JSON-describable env factory: ``EnvFn('Pendulum-v1')()`` makes the env.
+
+    Args:
+        env_id (str): gymnasium id.
+        kwargs (dict): extra keyword arguments for ``gym.make``.
+    """
+
+    def __init__(self, env_id, **kwargs):
+        self.env_id = env_id
+        self.kwargs = kwargs
+
+    def __call__(self, **extra):
+        return make_env(self.env_id, **{**self.kwargs, **extra})
+
+    def __repr__(self):
+        return 'EnvFn(%r%s)' % (self.env_id, ''.join(', %s=%r' % kv for kv in self.kwargs.items()))
+
+
+def check_env_id(env_id):
+    """Raise ``UserInputError`` (with close matches) when ``env_id`` is not registered."""
+    if env_id in gym.registry:
+        return
+    close = difflib.get_close_matches(env_id, list(gym.registry.keys()), n=3, cutoff=0.6)
+    hint = ' Did you mean: %s?' % ', '.join(close) if close else ''
+    raise UserInputError('unknown environment id %r.%s' % (env_id, hint))
+
+
+def make_env(env_id, **kwargs):
+    """``gym.make`` with a clear error for unknown ids and missing extras."""
+    check_env_id(env_id)
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.DependencyNotInstalled as e:
+        raise UserInputError('environment %r needs an extra package: %s' % (env_id, e)) from None
+
+
+def env_id_of(env):
+    """The gymnasium id of ``env`` (None for an env built without the registry)."""
+    spec = getattr(env, 'spec', None)
+    return spec.id if spec is not None else None
+
+
+def flat_obs_dim(space, algo):
+    """Size of a flat ``Box`` observation space; anything else is a ``UserInputError``."""
+    if not isinstance(space, Box) or len(space.shape) != 1:
+        raise UserInputError('%s needs a flat Box observation space (shape (n,)), got %s'
+                             % (algo, space))
+    return int(space.shape[0])
+
+
+def box_action_bounds(space, algo):
+    """``(low, high)`` float32 arrays of a bounded, flat ``Box`` action space.
+
+    Deterministic-policy algorithms squash their output with ``tanh`` and map ``[-1, 1]``
+    onto ``[low, high]`` per dimension, so every dimension must be finite.
+    """
+    if not isinstance(space, Box):
+        raise UserInputError('%s needs a continuous (Box) action space, got %s' % (algo, space))
+    if len(space.shape) != 1:
+        raise UserInputError('%s needs a flat Box action space (shape (n,)), got shape %s'
+                             % (algo, space.shape))
+    low = np.asarray(space.low, dtype=np.float32)
+    high = np.asarray(space.high, dtype=np.float32)
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise UserInputError('%s needs a bounded action space; got low=%s high=%s'
+                             % (algo, low, high))
+    if np.any(high <= low):
+        raise UserInputError('action space has an empty dimension: low=%s high=%s' % (low, high))
+    return low, high
+
+
+def check_discrete_or_box(space, algo):
+    """For stochastic-policy algorithms: a ``Discrete`` or flat bounded-or-not ``Box``."""
+    if isinstance(space, Discrete):
+        return
+    if isinstance(space, Box) and len(space.shape) == 1:
+        return
+    raise UserInputError('%s handles Discrete or flat Box action spaces, got %s' % (algo, space))
+
+
+def seed_env(env, seed):
+    """Seed an env's first reset and its action space; returns the first observation."""
+    env.action_space.seed(seed)
+    o, _ = env.reset(seed=seed)
+    return o

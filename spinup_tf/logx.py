@@ -1,0 +1,342 @@
+"""Experiment logging, Spinning Up style.
+
+``Logger`` writes ``progress.txt`` (tab separated, header once, one row per epoch, flushed each
+epoch), ``config.json`` and a TF SavedModel of the policy in ``tf1_save/`` (with
+``model_info.json``, the JSON map of named inputs and outputs). ``EpochLogger`` adds
+``store(...)`` during an epoch and ``log_tabular(key, with_min_and_max=..., average_only=...)``
+at its end.
+
+Nothing is pickled: the config is JSON, the model is a SavedModel, and an environment is
+recorded by its gymnasium id only, so a policy can be run again from its folder alone.
+"""
+import json
+import os
+import os.path as osp
+import shutil
+import sys
+import time
+
+import numpy as np
+
+PROGRESS_FILE = 'progress.txt'
+CONFIG_FILE = 'config.json'
+MODEL_DIR = 'tf1_save'
+MODEL_INFO_FILE = 'model_info.json'
+
+color2num = dict(gray=30, red=31, green=32, yellow=33, blue=34, magenta=35, cyan=36,
+                 white=37, crimson=38)
+
+
+def colorize(string, color, bold=False, highlight=False):
+    """Wrap ``string`` in ANSI colour codes (only when stdout is a terminal)."""
+    if not sys.stdout.isatty():
+        return string
+    num = color2num[color] + (10 if highlight else 0)
+    attr = [str(num)] + (['1'] if bold else [])
+    return '\x1b[%sm%s\x1b[0m' % (';'.join(attr), string)
+
+
+def convert_json(obj):
+    """Turn ``obj`` into something ``json.dump`` accepts, keeping as much structure as possible.
+
+    Callables become their qualified name; an env factory with an ``env_id`` attribute
+    becomes ``{"env_id": ...}``; other objects become their ``__dict__`` or ``str``.
+    """
+    if is_json_serializable(obj):
+        return obj
+    if isinstance(obj, dict):
+        return {str(k): convert_json(v) for k, v in obj.items()}
+    if isinstance(obj, (tuple, list)):
+        return [convert_json(x) for x in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if hasattr(obj, 'env_id'):
+        return {'env_id': obj.env_id, 'env_kwargs': convert_json(getattr(obj, 'kwargs', {}))}
+    if hasattr(obj, '__name__') and not ('lambda' in obj.__name__):
+        return getattr(obj, '__module__', '') + '.' + obj.__qualname__ \
+            if hasattr(obj, '__qualname__') else obj.__name__
+    return str(obj)
+
+
+def is_json_serializable(v):
+    try:
+        json.dumps(v)
+        return True
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def statistics_scalar(x, with_min_and_max=False):
+    """Mean and std (and min, max) of a flat array of numbers."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    mean = float(np.mean(x))
+    std = float(np.std(x))
+    if with_min_and_max:
+        return mean, std, float(np.min(x)), float(np.max(x))
+    return mean, std
+
+
+def _write_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Logger:
+    """Writes one row of diagnostics per epoch to ``output_dir/progress.txt``.
+
+    Args:
+        output_dir (str): run folder (created if needed). Defaults to
+            ``/tmp/experiments/<time>``.
+        output_fname (str): name of the progress file.
+        exp_name (str): experiment name, recorded in ``config.json`` for the plotter.
+        append (bool): continue an existing progress file (its header must match).
+    """
+
+    def __init__(self, output_dir=None, output_fname=PROGRESS_FILE, exp_name=None,
+                 append=False, quiet=False):
+        self.output_dir = output_dir or '/tmp/experiments/%i' % int(time.time())
+        os.makedirs(self.output_dir, exist_ok=True)
+        self.output_path = osp.join(self.output_dir, output_fname)
+        self.exp_name = exp_name
+        self.quiet = quiet
+        self.first_row = True
+        self.log_headers = []
+        self.log_current_row = {}
+        self.output_file = None
+        self._append = append and osp.exists(self.output_path)
+        self.config = None
+        self._saver_info = None
+
+    # ---------------------------------------------------------------------------------------
+    def log(self, msg, color='green'):
+        """Print a coloured message to stdout."""
+        if not self.quiet:
+            print(colorize(msg, color, bold=True))
+
+    def log_tabular(self, key, val):
+        """Record the value of one diagnostic for the current epoch.
+
+        The first epoch fixes the set and order of keys; later epochs must log exactly the
+        keys of the first.
+        """
+        if self.first_row:
+            if key in self.log_headers:
+                raise KeyError('%s logged twice in one epoch' % key)
+            self.log_headers.append(key)
+        elif key not in self.log_headers:
+            raise KeyError('%s was not logged in the first epoch; the header is fixed' % key)
+        if key in self.log_current_row:
+            raise KeyError('%s already set this epoch' % key)
+        self.log_current_row[key] = val
+
+    def save_config(self, config):
+        """Write ``config`` (typically the algorithm's ``locals()``) as ``config.json``."""
+        config = {k: v for k, v in dict(config).items() if k != 'logger'}
+        config_json = convert_json(config)
+        if self.exp_name is not None:
+            config_json['exp_name'] = self.exp_name
+        self.config = config_json
+        self._write_config()
+
+    def _write_config(self):
+        text = json.dumps(self.config, separators=(',', ':\t'), indent=4, sort_keys=True)
+        if not self.quiet:
+            print(colorize('Saving config:\n', color='cyan', bold=True))
+            print(text)
+        _write_atomic(osp.join(self.output_dir, CONFIG_FILE), text)
+
+    # ---------------------------------------------------------------------------------------
+    def setup_tf_saver(self, sess, inputs, outputs):
+        """Register what ``save_state`` writes as a SavedModel.
+
+        Call it while the graph can still take new ops (before ``graph.finalize()``): it
+        builds the one ``tf.train.Saver`` and the serving signature that every later save
+        reuses, so saving never grows the graph.
+
+        Args:
+            sess: the ``tf.Session`` holding the variables.
+            inputs (dict): name -> placeholder (e.g. ``{'x': x_ph, 'a': a_ph}``).
+            outputs (dict): name -> tensor (e.g. ``{'pi': pi, 'q1': q1, 'q2': q2}``).
+        """
+        from spinup_tf.tf1 import tf
+        with sess.graph.as_default():
+            saver = tf.train.Saver(var_list=tf.global_variables(), max_to_keep=None,
+                                   allow_empty=True)
+            signature = tf.saved_model.signature_def_utils.predict_signature_def(
+                inputs=inputs, outputs=outputs)
+        self._saver_info = dict(session=sess, inputs=dict(inputs), outputs=dict(outputs),
+                                saver=saver, signature=signature)
+
+    def save_state(self, state_dict=None, itr=None):
+        """Save the registered model (and a small JSON-serialisable ``state_dict``).
+
+        The SavedModel goes to ``tf1_save/`` (``tf1_save{itr}/`` when ``itr`` is given),
+        written to a temporary folder first and renamed into place, so an interrupted save
+        never leaves a broken model behind.
+        """
+        if self._saver_info is None:
+            raise RuntimeError('call setup_tf_saver before save_state')
+        from spinup_tf.tf1 import tf
+        info = self._saver_info
+        fpath = osp.join(self.output_dir, MODEL_DIR + ('%d' % itr if itr is not None else ''))
+        tmp = fpath + '.tmp'
+        old = fpath + '.old'
+        for p in (tmp, old):
+            if osp.exists(p):
+                shutil.rmtree(p)
+        sess = info['session']
+        with sess.graph.as_default():  # the SavedModel exports the *default* graph
+            builder = tf.saved_model.Builder(tmp)
+            builder.add_meta_graph_and_variables(
+                sess, [tf.saved_model.tag_constants.SERVING],
+                signature_def_map={'serving_default': info['signature']},
+                saver=info['saver'], strip_default_attrs=True)
+            builder.save()
+        model_info = dict(
+            inputs={k: v.name for k, v in info['inputs'].items()},
+            outputs={k: v.name for k, v in info['outputs'].items()},
+        )
+        if state_dict:
+            model_info['state'] = convert_json(state_dict)
+        _write_atomic(osp.join(tmp, MODEL_INFO_FILE), json.dumps(model_info, indent=2))
+        if osp.exists(fpath):
+            os.replace(fpath, old)
+        os.replace(tmp, fpath)
+        if osp.exists(old):
+            shutil.rmtree(old)
+
+    # ---------------------------------------------------------------------------------------
+    def dump_tabular(self):
+        """Print the epoch's diagnostics as a boxed table and append a row to progress.txt.
+
+        The row is written with one ``write`` call and flushed, so the file always ends with
+        a complete line.
+        """
+        missing = [k for k in self.log_headers if k not in self.log_current_row]
+        if missing:
+            raise KeyError('keys logged in the first epoch but not now: %s' % missing)
+        vals = [self.log_current_row[k] for k in self.log_headers]
+        if not self.quiet:
+            key_lens = [len(key) for key in self.log_headers]
+            max_key_len = max(15, max(key_lens))
+            keystr = '%' + '%d' % max_key_len
+            fmt = '| ' + keystr + 's | %15s |'
+            n_slashes = 22 + max_key_len
+            print('-' * n_slashes)
+            for key, val in zip(self.log_headers, vals):
+                valstr = '%8.3g' % val if hasattr(val, '__float__') else val
+                print(fmt % (key, valstr))
+            print('-' * n_slashes, flush=True)
+        self._open_output(self.log_headers)
+        text = ''
+        if self.first_row and not self._append:
+            text += '\t'.join(self.log_headers) + '\n'
+        text += '\t'.join(map(_format_value, vals)) + '\n'
+        self.output_file.write(text)
+        self.output_file.flush()
+        self.log_current_row.clear()
+        self.first_row = False
+
+    def _open_output(self, headers):
+        if self.output_file is not None:
+            return
+        if self._append:
+            with open(self.output_path) as f:
+                old_header = f.readline().rstrip('\n').split('\t')
+            if old_header != headers:
+                raise ValueError('cannot append to %s: its columns differ' % self.output_path)
+        self.output_file = open(self.output_path, 'a' if self._append else 'w')
+
+    def close(self):
+        """Close the progress file."""
+        if self.output_file is not None:
+            self.output_file.close()
+            self.output_file = None
+
+
+def _format_value(val):
+    if isinstance(val, (bool, np.bool_)):
+        return str(int(val))
+    if isinstance(val, (int, np.integer)):
+        return str(int(val))
+    if isinstance(val, (float, np.floating)):
+        return repr(float(val))
+    return str(val)
+
+
+class EpochLogger(Logger):
+    """A Logger that averages diagnostics stored during an epoch.
+
+    During the epoch call ``store(LossQ=..., Q1Vals=...)`` as often as you like; at its end
+    ``log_tabular('Q1Vals', with_min_and_max=True)`` logs AverageQ1Vals, StdQ1Vals, MaxQ1Vals
+    and MinQ1Vals computed over everything stored, and forgets them.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.epoch_dict = dict()
+
+    def store(self, **kwargs):
+        """Save values (scalars or arrays) of diagnostics for this epoch."""
+        for k, v in kwargs.items():
+            self.epoch_dict.setdefault(k, []).append(v)
+
+    def log_tabular(self, key, val=None, with_min_and_max=False, average_only=False):
+        """Log a value, or the statistics of a stored diagnostic.
+
+        Args:
+            key (str): name of the diagnostic; with ``val=None`` it must have been stored.
+            val: value to log directly (then ``key`` is logged as is).
+            with_min_and_max (bool): also log Max<key> and Min<key>.
+            average_only (bool): log only ``key`` (the mean), no Average/Std prefix.
+        """
+        if val is not None:
+            super().log_tabular(key, val)
+            return
+        if key not in self.epoch_dict or len(self.epoch_dict[key]) == 0:
+            # Nothing stored this epoch (e.g. no episode finished): log NaN, keep the columns.
+            stats = (np.nan,) * (4 if with_min_and_max else 2)
+        else:
+            v = self.epoch_dict[key]
+            vals = np.concatenate([np.ravel(x) for x in v])
+            stats = statistics_scalar(vals, with_min_and_max=with_min_and_max)
+        super().log_tabular(key if average_only else 'Average' + key, stats[0])
+        if not average_only:
+            super().log_tabular('Std' + key, stats[1])
+        if with_min_and_max:
+            super().log_tabular('Max' + key, stats[3])
+            super().log_tabular('Min' + key, stats[2])
+        self.epoch_dict[key] = []
+
+    def get_stats(self, key):
+        """Mean, std, min, max of a stored diagnostic (without forgetting it)."""
+        v = self.epoch_dict.get(key, [])
+        if len(v) == 0:
+            return (np.nan,) * 4
+        vals = np.concatenate([np.ravel(x) for x in v])
+        return statistics_scalar(vals, with_min_and_max=True)
+
+
+def setup_logger_kwargs(exp_name, seed=None, data_dir=None, datestamp=False):
+    """Logger kwargs for a run: ``data_dir/exp_name/exp_name_s{seed}`` (Spinning Up's layout).
+
+    With ``datestamp`` the folders get date/time prefixes so that runs never collide.
+    """
+    data_dir = data_dir or osp.join(os.getcwd(), 'data')
+    ymd_time = time.strftime('%Y-%m-%d_') if datestamp else ''
+    relpath = ymd_time + exp_name
+    if seed is not None:
+        if datestamp:
+            hms_time = time.strftime('%Y-%m-%d_%H-%M-%S')
+            subfolder = hms_time + '-' + exp_name + '_s' + str(seed)
+        else:
+            subfolder = exp_name + '_s' + str(seed)
+        relpath = osp.join(relpath, subfolder)
+    return dict(output_dir=osp.join(data_dir, relpath), exp_name=exp_name)

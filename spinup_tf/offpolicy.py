@@ -1,0 +1,173 @@
+"""The interaction loop shared by the off-policy algorithms (DDPG, TD3, SAC).
+
+An algorithm builds its graph and session, then hands this loop three callables: ``act``
+(one observation to one action), ``update`` (one gradient step on a batch) and the names of
+its diagnostics. The loop owns everything they have in common: uniform-random actions for
+the first ``start_steps``, exploration noise, gymnasium's terminated/truncated handling,
+the update schedule, the deterministic test episodes, the epoch log and the model saves.
+"""
+import time
+
+import numpy as np
+
+from spinup_tf.envs import seed_env, UserInputError
+
+
+class NonFiniteError(FloatingPointError):
+    """A loss or diagnostic became NaN or infinite; the run stops, keeping the last model."""
+
+
+def gaussian_noise(act_noise):
+    """Spinning Up's exploration noise: ``act_noise * N(0, I)`` (uses numpy's global RNG)."""
+    def sample(act_dim):
+        return act_noise * np.random.randn(act_dim)
+    return sample
+
+
+def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
+                   act_low, act_high, steps_per_epoch, epochs, batch_size, start_steps,
+                   update_after, update_every, num_test_episodes, max_ep_len, save_freq,
+                   diagnostics, finite_keys, noise=None, update_at_episode_end=False,
+                   save_state=None, session=None):
+    """Collect experience, update, test and log, epoch after epoch.
+
+    Args:
+        act: ``act(o)`` maps an observation ``(obs_dim,)`` to the deterministic action
+            ``(act_dim,)`` of the current policy.
+        update: ``update(batch, j)`` runs gradient step ``j`` of an update window on a
+            replay batch (a dict of arrays) and stores its diagnostics in the logger.
+        act_low, act_high: ``(act_dim,)`` bounds; noisy actions are clipped to them.
+        noise: ``noise(act_dim) -> (act_dim,)`` exploration noise (Gaussian if None); it may
+            carry a ``reset()`` called at the start of every episode (OU, coloured noise).
+        update_at_episode_end (bool): run all updates at the end of each trajectory, one per
+            step it had (the DDPG seed's schedule) instead of ``update_every`` steps at a time.
+        diagnostics: list of ``(key, log_tabular kwargs)`` the algorithm adds after
+            TotalEnvInteracts.
+        finite_keys: diagnostics that must stay finite; a NaN/Inf stops the run with
+            ``NonFiniteError`` before the model is saved again.
+        save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
+            (``KeyboardInterrupt``) it is called with ``None`` before the interrupt goes on.
+        session: closed, with the logger and both envs, when the loop ends for any reason.
+    """
+    try:
+        _loop(**locals())
+    except KeyboardInterrupt:
+        logger.log('Interrupted: saving the current model before exiting.', 'yellow')
+        if save_state is not None:
+            save_state(None)
+        raise
+    finally:
+        logger.close()
+        env.close()
+        test_env.close()
+        if session is not None:
+            session.close()
+
+
+def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_high,
+          steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
+          num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys, noise,
+          update_at_episode_end, save_state, session):
+    act_dim = int(np.prod(act_low.shape))
+    noise = noise if noise is not None else gaussian_noise(0.1)
+    start_time = time.time()
+
+    def noisy_action(o):
+        a = act(o) + noise(act_dim)
+        return np.clip(a, act_low, act_high)
+
+    test_seeded = [False]
+
+    def test_agent():
+        for _ in range(num_test_episodes):
+            if not test_seeded[0]:
+                o = seed_env(test_env, seed + 10000)
+                test_seeded[0] = True
+            else:
+                o, _ = test_env.reset()
+            ep_ret, ep_len, done = 0.0, 0, False
+            while not done:
+                # Take deterministic actions at test time (no noise).
+                o, r, terminated, truncated, _ = test_env.step(act(o))
+                ep_ret += r
+                ep_len += 1
+                done = terminated or truncated or ep_len == max_ep_len
+            logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+
+    def run_updates(n):
+        for j in range(n):
+            update(replay_buffer.sample_batch(batch_size), j)
+
+    o = seed_env(env, seed)
+    if hasattr(noise, 'reset'):
+        noise.reset()
+    ep_ret, ep_len = 0.0, 0
+    total_steps = steps_per_epoch * epochs
+
+    for t in range(total_steps):
+        # Until start_steps have elapsed, sample actions uniformly at random for better
+        # exploration (the action space is seeded). Afterwards, use the policy plus noise.
+        if t >= start_steps:
+            a = noisy_action(o)
+        else:
+            a = env.action_space.sample()
+
+        o2, r, terminated, truncated, _ = env.step(a)
+        ep_ret += r
+        ep_len += 1
+        # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
+        # not a terminal state: store d = terminated only, so the target bootstraps through it.
+        truncated = truncated or ep_len == max_ep_len
+        replay_buffer.store(o, a, r, o2, float(terminated))
+
+        # Super critical, easy to overlook step: make sure to update most recent observation!
+        o = o2
+
+        if terminated or truncated:
+            if update_at_episode_end and replay_buffer.size >= update_after:
+                run_updates(ep_len)
+            logger.store(EpRet=ep_ret, EpLen=ep_len)
+            o, _ = env.reset()
+            if hasattr(noise, 'reset'):
+                noise.reset()
+            ep_ret, ep_len = 0.0, 0
+
+        if not update_at_episode_end and t >= update_after and t % update_every == 0:
+            run_updates(update_every)
+
+        # End of epoch wrap-up
+        if (t + 1) % steps_per_epoch == 0:
+            epoch = (t + 1) // steps_per_epoch
+            check_finite(logger, finite_keys, epoch)
+            if save_state is not None and ((save_freq and epoch % save_freq == 0)
+                                           or epoch == epochs):
+                save_state(epoch)
+            test_agent()
+
+            logger.log_tabular('Epoch', epoch)
+            logger.log_tabular('EpRet', with_min_and_max=True)
+            logger.log_tabular('TestEpRet', with_min_and_max=True)
+            logger.log_tabular('EpLen', average_only=True)
+            logger.log_tabular('TestEpLen', average_only=True)
+            logger.log_tabular('TotalEnvInteracts', t + 1)
+            for key, kwargs in diagnostics:
+                logger.log_tabular(key, **kwargs)
+            logger.log_tabular('Time', time.time() - start_time)
+            logger.dump_tabular()
+
+
+def check_finite(logger, keys, epoch):
+    """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value is NaN/Inf."""
+    for key in keys:
+        values = logger.epoch_dict.get(key, [])
+        if values and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in values]))):
+            raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (the last saved '
+                                 'model is from before this epoch)' % (epoch, key))
+
+
+def check_budget(steps_per_epoch, epochs, batch_size, replay_size):
+    """Reject budgets that cannot give a single complete epoch or a single batch."""
+    for name, value in [('steps_per_epoch', steps_per_epoch), ('epochs', epochs),
+                        ('batch_size', batch_size), ('replay_size', replay_size)]:
+        if not isinstance(value, (int, np.integer)) or value <= 0:
+            raise UserInputError('%s must be a positive integer, got %r' % (name, value))

@@ -1,0 +1,123 @@
+"""Load a saved policy from a run folder and run it: ``python run.py test_policy DIR``.
+
+The run folder must hold ``config.json`` (with the env id) and ``tf1_save/`` (a SavedModel
+with ``model_info.json``). Nothing is unpickled.
+"""
+import argparse
+import json
+import os
+import os.path as osp
+import sys
+
+import numpy as np
+
+from spinup_tf.envs import UserInputError, make_env
+from spinup_tf.logx import CONFIG_FILE, MODEL_DIR, MODEL_INFO_FILE
+
+
+def load_policy(fpath, itr=None, deterministic=True):
+    """Load the policy saved in run folder ``fpath``.
+
+    Args:
+        fpath (str): the run folder (the one holding ``tf1_save/``).
+        itr (int): load ``tf1_save{itr}`` instead of the last save.
+        deterministic (bool): use ``mu`` rather than the sampled ``pi`` when the model has it.
+
+    Returns:
+        ``(get_action, sess)`` where ``get_action(o)`` maps an observation ``(obs_dim,)`` to an
+        action.
+    """
+    from spinup_tf.tf1 import tf
+    model_dir = osp.join(fpath, MODEL_DIR + ('%d' % itr if itr is not None else ''))
+    info_path = osp.join(model_dir, MODEL_INFO_FILE)
+    if not osp.isdir(model_dir):
+        raise UserInputError('no saved model in %s (expected folder %s)' % (fpath, model_dir))
+    try:
+        with open(info_path) as f:
+            info = json.load(f)
+        inputs, outputs = info['inputs'], info['outputs']
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UserInputError('the model in %s is unreadable (%s: %s)'
+                             % (model_dir, type(e).__name__, e)) from None
+    graph = tf.Graph()
+    sess = tf.Session(graph=graph)
+    try:
+        with graph.as_default():
+            tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING], model_dir)
+            x = graph.get_tensor_by_name(inputs['x'])
+            name = 'mu' if deterministic and 'mu' in outputs else 'pi'
+            action = graph.get_tensor_by_name(outputs[name])
+    except Exception as e:  # a corrupted SavedModel can fail in many ways inside TF
+        sess.close()
+        raise UserInputError('the model in %s could not be loaded (%s: %s)'
+                             % (model_dir, type(e).__name__, str(e).splitlines()[0]
+                                if str(e) else '')) from None
+    act_fn = sess.make_callable(action, feed_list=[x])
+
+    def get_action(o):
+        return act_fn(np.asarray(o, dtype=np.float32).reshape(1, -1))[0]
+    return get_action, sess
+
+
+def load_env_id(fpath):
+    """The env id recorded in ``fpath/config.json``."""
+    path = osp.join(fpath, CONFIG_FILE)
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UserInputError('cannot read %s (%s)' % (path, e)) from None
+    env_id = config.get('env_id') if isinstance(config, dict) else None
+    if not env_id:
+        raise UserInputError('%s does not record an env id' % path)
+    return env_id
+
+
+def run_policy(env, get_action, max_ep_len=None, num_episodes=10, seed=None):
+    """Run ``num_episodes`` episodes; print and return ``(returns, lengths)``.
+
+    An env made with ``render_mode='human'`` renders itself at every step.
+    """
+    returns, lengths = [], []
+    o, _ = env.reset(seed=seed)
+    ep_ret, ep_len, n = 0.0, 0, 0
+    while n < num_episodes:
+        o, r, terminated, truncated, _ = env.step(get_action(o))
+        ep_ret += r
+        ep_len += 1
+        if terminated or truncated or (max_ep_len and ep_len >= max_ep_len):
+            print('Episode %d \t EpRet %.3f \t EpLen %d' % (n, ep_ret, ep_len))
+            returns.append(ep_ret)
+            lengths.append(ep_len)
+            o, _ = env.reset()
+            ep_ret, ep_len, n = 0.0, 0, n + 1
+    print('Mean EpRet %.3f \t Mean EpLen %.1f' % (np.mean(returns), np.mean(lengths)))
+    return returns, lengths
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='run.py test_policy', description=__doc__)
+    parser.add_argument('fpath', help='run folder holding config.json and tf1_save/')
+    parser.add_argument('--len', '-l', type=int, default=0, help='max episode length (0: env)')
+    parser.add_argument('--episodes', '-n', type=int, default=10)
+    parser.add_argument('--norender', '-nr', action='store_true')
+    parser.add_argument('--itr', '-i', type=int, default=None)
+    parser.add_argument('--seed', type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.episodes <= 0:
+        raise UserInputError('--episodes must be positive')
+    if not osp.isdir(args.fpath):
+        raise UserInputError('no such run folder: %s' % args.fpath)
+    get_action, sess = load_policy(args.fpath, args.itr)
+    env_id = load_env_id(args.fpath)
+    render = not args.norender
+    if render and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')):
+        print('warning: no display; running without rendering', file=sys.stderr)
+        render = False
+    env = make_env(env_id, render_mode='human') if render else make_env(env_id)
+    try:
+        run_policy(env, get_action, args.len, args.episodes, seed=args.seed)
+    finally:
+        env.close()
+        sess.close()
+    return 0

@@ -1,0 +1,187 @@
+"""The one home for TF1-style graph helpers.
+
+Everything here builds static-graph pieces through ``tf.compat.v1``: placeholders, a dense
+layer and ``mlp`` on ``tf.compat.v1.get_variable`` (so ``variable_scope(..., reuse=True)``
+shares weights, and no Keras layer is involved), variable lookup by exact scope prefix, and
+the target-network ops (``tf.group`` of ``tf.assign``).
+
+Import ``tf`` from this module: it is ``tensorflow.compat.v1`` with eager execution disabled.
+"""
+import os
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+tf.disable_eager_execution()
+tf.get_logger().setLevel('ERROR')  # deprecation notices of the v1 API we use on purpose
+
+EPS = 1e-8
+
+
+# --------------------------------------------------------------------------------------------
+# Placeholders
+# --------------------------------------------------------------------------------------------
+def placeholder(dim=None, dtype=tf.float32, name=None):
+    """A batch placeholder: shape ``(batch,)`` for ``dim=None``, else ``(batch, dim)``."""
+    return tf.placeholder(dtype=dtype, shape=(None, dim) if dim else (None,), name=name)
+
+
+def placeholders(*dims):
+    """One float32 batch placeholder per entry of ``dims`` (``None`` gives a ``(batch,)`` one)."""
+    return [placeholder(dim) for dim in dims]
+
+
+def placeholder_from_space(space, name=None):
+    """A batch placeholder matching a gymnasium space.
+
+    ``Box`` of shape ``(n,)`` gives float32 ``(batch, n)``; ``Discrete`` gives int32 ``(batch,)``.
+    """
+    from gymnasium.spaces import Box, Discrete
+    if isinstance(space, Box):
+        return placeholder(int(np.prod(space.shape)), name=name)
+    if isinstance(space, Discrete):
+        return placeholder(None, dtype=tf.int32, name=name)
+    raise NotImplementedError('no placeholder for space %r' % (space,))
+
+
+# --------------------------------------------------------------------------------------------
+# Layers
+# --------------------------------------------------------------------------------------------
+def dense(x, units, activation=None, name='dense', kernel_initializer=None,
+          bias_initializer=None):
+    """Fully connected layer ``activation(x @ kernel + bias)`` on ``tf.get_variable``.
+
+    Args:
+        x: ``(batch, in_dim)`` input.
+        units (int): output width.
+        name (str): variable scope of this layer; variables are ``name/kernel`` and ``name/bias``
+            inside the enclosing scope, so building it again under ``reuse=True`` shares them.
+        kernel_initializer: defaults to glorot-uniform (as ``tf.layers.dense``).
+        bias_initializer: defaults to zeros.
+
+    Returns:
+        ``(batch, units)`` tensor.
+    """
+    in_dim = x.shape.as_list()[-1]
+    if kernel_initializer is None:
+        kernel_initializer = tf.glorot_uniform_initializer()
+    if bias_initializer is None:
+        bias_initializer = tf.zeros_initializer()
+    with tf.variable_scope(name):
+        kernel = tf.get_variable('kernel', shape=(in_dim, units), dtype=tf.float32,
+                                 initializer=kernel_initializer)
+        bias = tf.get_variable('bias', shape=(units,), dtype=tf.float32,
+                               initializer=bias_initializer)
+    y = tf.matmul(x, kernel) + bias
+    return activation(y) if activation is not None else y
+
+
+def mlp(x, hidden_sizes=(32,), activation=tf.tanh, output_activation=None,
+        kernel_initializer=None, output_kernel_initializer=None):
+    """Multi-layer perceptron; the last entry of ``hidden_sizes`` is the output width.
+
+    Layers are named ``dense``, ``dense_1``, ``dense_2``... in the enclosing variable scope
+    (the names ``tf.layers.dense`` used), so two calls in scopes with the same name and
+    ``reuse=True`` share all weights.
+
+    Args:
+        x: ``(batch, in_dim)`` input.
+        hidden_sizes: widths of the layers, output layer last.
+        kernel_initializer: initializer of hidden kernels (glorot-uniform if None).
+        output_kernel_initializer: initializer of the output kernel (defaults to
+            ``kernel_initializer``).
+    Returns:
+        ``(batch, hidden_sizes[-1])`` tensor.
+    """
+    hidden_sizes = list(hidden_sizes)
+    if output_kernel_initializer is None:
+        output_kernel_initializer = kernel_initializer
+    for i, h in enumerate(hidden_sizes[:-1]):
+        x = dense(x, h, activation, name=_layer_name(i), kernel_initializer=kernel_initializer)
+    return dense(x, hidden_sizes[-1], output_activation, name=_layer_name(len(hidden_sizes) - 1),
+                 kernel_initializer=output_kernel_initializer)
+
+
+def _layer_name(i):
+    return 'dense' if i == 0 else 'dense_%d' % i
+
+
+# --------------------------------------------------------------------------------------------
+# Variables
+# --------------------------------------------------------------------------------------------
+def get_vars(scope, collection=tf.GraphKeys.GLOBAL_VARIABLES):
+    """Variables whose name lies under ``scope`` exactly, in creation order.
+
+    ``get_vars('main/q')`` does NOT match ``main/q1/...`` (Spinning Up's substring match did);
+    only ``main/q/...`` and ``main/q`` itself. Optimizer slots (``.../Adam``) live under their
+    variable's name, so pass ``collection=tf.GraphKeys.TRAINABLE_VARIABLES`` to exclude them.
+    """
+    scope = scope.rstrip('/')
+    out = []
+    for v in tf.get_collection(collection):
+        name = v.op.name
+        if name == scope or name.startswith(scope + '/'):
+            out.append(v)
+    return out
+
+
+def get_trainable_vars(scope):
+    """Trainable variables under ``scope`` (exact prefix), in creation order."""
+    return get_vars(scope, tf.GraphKeys.TRAINABLE_VARIABLES)
+
+
+def count_vars(scope):
+    """Number of trainable scalars under ``scope``."""
+    return int(sum(np.prod(v.shape.as_list()) for v in get_trainable_vars(scope)))
+
+
+def paired_vars(src_scope, dst_scope):
+    """Trainable variables of two scopes, paired by their name relative to the scope.
+
+    Raises ``ValueError`` when the two scopes do not hold the same names and shapes.
+    """
+    src = get_trainable_vars(src_scope)
+    dst = get_trainable_vars(dst_scope)
+    src_names = [v.op.name[len(src_scope) + 1:] for v in src]
+    dst_names = [v.op.name[len(dst_scope) + 1:] for v in dst]
+    if src_names != dst_names:
+        raise ValueError('scopes %r and %r hold different variables: %s vs %s'
+                         % (src_scope, dst_scope, src_names, dst_names))
+    for a, b in zip(src, dst):
+        if a.shape.as_list() != b.shape.as_list():
+            raise ValueError('shape mismatch between %s and %s' % (a.op.name, b.op.name))
+    return list(zip(src, dst))
+
+
+def target_init_op(main_scope='main', target_scope='target'):
+    """``tf.group`` of ``tf.assign(v_targ, v_main)`` for every paired variable."""
+    return tf.group([tf.assign(v_targ, v_main)
+                     for v_main, v_targ in paired_vars(main_scope, target_scope)])
+
+
+def polyak_update_op(polyak, main_scope='main', target_scope='target'):
+    """Polyak averaging of the target network towards the main one.
+
+    .. math:: \\theta_{\\text{targ}} \\leftarrow \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
+
+    with :math:`\\rho` = ``polyak``; returned as a ``tf.group`` of ``tf.assign``.
+    """
+    return tf.group([tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                     for v_main, v_targ in paired_vars(main_scope, target_scope)])
+
+
+# --------------------------------------------------------------------------------------------
+# Session
+# --------------------------------------------------------------------------------------------
+def make_session(graph=None, intra_op_threads=1, inter_op_threads=2):
+    """A ``tf.Session`` with thread settings that suit small networks on few cores.
+
+    One intra-op thread keeps small matmuls cheap and makes float reductions run in a fixed
+    order, which is part of what makes seeded runs repeat exactly.
+    """
+    config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads,
+                            inter_op_parallelism_threads=inter_op_threads,
+                            allow_soft_placement=True)
+    return tf.Session(graph=graph, config=config)
