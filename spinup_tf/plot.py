@@ -1,0 +1,548 @@
+"""Plot learning curves from Spinning-Up-style run folders (matplotlib only).
+
+A rebuild of Spinning Up's ``spinup/utils/plot.py`` without seaborn or pandas. Runs live in
+``DATA_DIR/EXP_NAME/EXP_NAME_s{seed}/`` and hold a tab-separated ``progress.txt`` (one header
+line of column names, then one row per epoch) and a ``config.json`` with ``"exp_name"``.
+
+Examples::
+
+    # Mean test return over seeds with a +-1 std band, saved headless as a PNG.
+    python plots/plot.py data/td3_Pendulum-v1 --save plots/td3.png
+
+    # Compare two experiments, smoothed over 5 epochs, with custom legend entries.
+    python plots/plot.py data/td3_Pendulum-v1 data/ddpg_Pendulum-v1 -l TD3 DDPG -s 5
+
+    # Every seed separately, against epochs, for two columns (writes fig_AverageEpRet.svg
+    # and fig_LossQ.svg).
+    python plots/plot.py data/sac_ --count -x Epoch -y AverageEpRet LossQ --save fig.svg
+
+    # A logdir that is not a directory is a prefix: this takes data/td3_*, only seed 0.
+    python plots/plot.py data/td3_ --select _s0 --exclude HalfCheetah
+
+How it works:
+
+* :func:`find_runs` finds every ``progress.txt`` below each logdir, reads it with
+  :func:`read_progress`, adds a ``Performance`` column (``AverageTestEpRet`` if present, else
+  ``AverageEpRet``) and labels the run with its condition: the ``--legend`` entry of its logdir,
+  else ``exp_name`` from ``config.json``, else the name of the run folder's parent.
+* :func:`make_plots` draws one figure per value: for each condition, the estimator (mean by
+  default) over its runs against the x axis, with a shaded band of +-1 standard deviation
+  across runs (see :func:`aggregate`). Each run is smoothed first (see :func:`smooth`).
+* :func:`main` is the command line.
+
+Problems are reported as one line on stderr, never a traceback: unreadable or malformed
+``progress.txt`` files are skipped with a warning, and the exit code is 2 when nothing at all
+can be plotted (no runs found, or a requested column absent from every run).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+
+PROG = 'plot.py'
+PROGRESS_FILE = 'progress.txt'
+CONFIG_FILE = 'config.json'
+ESTIMATORS = {'mean': np.nanmean, 'max': np.nanmax, 'min': np.nanmin, 'median': np.nanmedian}
+
+# x values above this are shown in scientific notation (as in Spinning Up).
+SCI_THRESHOLD = 5e3
+
+
+class ProgressFileError(ValueError):
+    """A ``progress.txt`` that cannot be parsed (empty, no header, ragged or non-numeric)."""
+
+
+class PlotError(Exception):
+    """Nothing can be plotted for the request (e.g. a column that no run has)."""
+
+
+def _warn(msg):
+    """One warning line on stderr."""
+    print(f'{PROG}: warning: {_one_line(msg)}', file=sys.stderr)
+
+
+def _error(msg):
+    """One error line on stderr."""
+    print(f'{PROG}: error: {_one_line(msg)}', file=sys.stderr)
+
+
+def _one_line(msg):
+    return ' '.join(str(msg).split())
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+def _parse_cell(cell):
+    """A cell as float; an empty cell (the logger writes one for a key not logged) is NaN."""
+    cell = cell.strip()
+    if not cell:
+        return math.nan
+    return float(cell)  # accepts ints, floats, 'nan', 'inf'; raises ValueError otherwise
+
+
+def _is_number(text):
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def _to_array(cells):
+    """A column as int64 if every cell is an integer literal, else float64."""
+    try:
+        return np.array([int(c) for c in cells], dtype=np.int64)
+    except (ValueError, OverflowError):
+        return np.array([_parse_cell(c) for c in cells], dtype=np.float64)
+
+
+def read_progress(path):
+    """Read a tab-separated ``progress.txt`` into ``{column name: 1-D numpy array}``.
+
+    The first line holds the column names, every following line one row of numbers (as
+    written by ``str(int)`` / ``str(float)``). A column is ``int64`` when all of its cells are
+    integers and ``float64`` otherwise; an empty cell reads as NaN (as pandas would) and blank
+    lines are ignored. Columns keep the file's order.
+
+    A last line that is malformed (too few cells or an unparsable cell) *and* has no
+    terminating newline is a half-written row from a run still in progress or killed while
+    logging: it is dropped with a warning on stderr and the earlier rows are kept.
+
+    Raises:
+        ProgressFileError: the file is empty, has no header (its first line is data or has
+            empty / duplicate names), has no data rows, has a row with the wrong number of
+            cells, a non-numeric cell, or is not text.
+        OSError: the file cannot be opened.
+    """
+    try:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise ProgressFileError(f'{path}: not a text file ({e.reason})') from None
+
+    if not text.strip():
+        raise ProgressFileError(f'{path}: file is empty')
+    terminated = text.endswith('\n')
+    lines = [line.rstrip('\r') for line in text.split('\n')]
+    if terminated:
+        lines.pop()  # the '' after the final newline
+
+    if not lines[0].strip():
+        raise ProgressFileError(f'{path}: no header (first line is blank)')
+    header = [name.strip() for name in lines[0].split('\t')]
+    if all(_is_number(name) for name in header):
+        raise ProgressFileError(f'{path}: no header (first line is data, not column names)')
+    if any(not name for name in header):
+        raise ProgressFileError(f'{path}: header has an empty column name')
+    dupes = sorted({name for name in header if header.count(name) > 1})
+    if dupes:
+        raise ProgressFileError(f'{path}: duplicate column name(s) in header: {", ".join(dupes)}')
+
+    numbered = [(i + 1, line) for i, line in enumerate(lines) if i > 0 and line.strip()]
+    rows = []
+    for k, (lineno, line) in enumerate(numbered):
+        cells = line.split('\t')
+        problem = None
+        if len(cells) != len(header):
+            problem = f'line {lineno} has {len(cells)} fields, expected {len(header)}'
+        else:
+            for name, cell in zip(header, cells):
+                try:
+                    _parse_cell(cell)
+                except ValueError:
+                    problem = f'line {lineno}, column {name!r}: non-numeric value {cell.strip()!r}'
+                    break
+        if problem is None:
+            rows.append(cells)
+        elif k == len(numbered) - 1 and not terminated:
+            _warn(f'{path}: dropped truncated last line {lineno} ({problem})')
+        else:
+            raise ProgressFileError(f'{path}: {problem}')
+
+    if not rows:
+        raise ProgressFileError(f'{path}: no data rows (header only)')
+    return {name: _to_array(column) for name, column in zip(header, zip(*rows))}
+
+
+def performance_column(data):
+    """The column that ``Performance`` stands for: ``AverageTestEpRet`` if present (off-policy
+    algorithms log test returns), else ``AverageEpRet``; ``None`` if neither exists."""
+    for name in ('AverageTestEpRet', 'AverageEpRet'):
+        if name in data:
+            return name
+    return None
+
+
+def _read_exp_name(run_dir):
+    """``exp_name`` from the run's ``config.json``, or ``None`` (missing file or key)."""
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding='utf-8') as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        _warn(f'{path}: unreadable config ({e}); using the folder name')
+        return None
+    name = config.get('exp_name') if isinstance(config, dict) else None
+    return str(name) if name not in (None, '') else None
+
+
+def _expand_logdir(logdir):
+    """The directories a logdir argument stands for, as in Spinning Up.
+
+    An existing directory is itself; a path to a ``progress.txt`` is its folder; anything else
+    is a prefix: every sibling directory whose name starts with the path's basename
+    (``data/td3_`` -> ``data/td3_Pendulum-v1``, ``data/td3_HalfCheetah-v4``, ...).
+    """
+    if os.path.isdir(logdir):
+        return [logdir]
+    if os.path.isfile(logdir) and os.path.basename(logdir) == PROGRESS_FILE:
+        return [os.path.dirname(logdir) or os.curdir]
+    stripped = logdir.rstrip(os.sep)
+    basedir, prefix = os.path.dirname(stripped), os.path.basename(stripped)
+    if not prefix or not os.path.isdir(basedir or os.curdir):
+        return []
+    return sorted(os.path.join(basedir, name) for name in os.listdir(basedir or os.curdir)
+                  if name.startswith(prefix) and os.path.isdir(os.path.join(basedir, name)))
+
+
+def find_runs(logdirs, select=None, exclude=None, legend=None):
+    """Find, read and label every run below the given logdirs.
+
+    Args:
+        logdirs: directories searched recursively for ``progress.txt``; a path that is not a
+            directory is a prefix for sibling directories (see Spinning Up's ``plot.py``).
+        select: substrings that a run folder's path (the logdir joined with the folders below
+            it, as found) must all contain.
+        exclude: substrings that must not occur in that path.
+        legend: one condition name per logdir, overriding ``exp_name``.
+
+    Returns:
+        A list of dicts, in logdir order then sorted path order, each with ``path`` (the run
+        folder), ``condition`` (legend entry, else ``exp_name`` from ``config.json``, else the
+        name of the run folder's parent), ``unit`` (index of the run within its condition) and
+        ``data`` (:func:`read_progress`'s dict plus a ``Performance`` column when
+        :func:`performance_column` finds one). Malformed or unreadable progress files are
+        skipped with a warning, as is a logdir below which no run is found.
+    """
+    if isinstance(logdirs, str):
+        logdirs = [logdirs]
+    select, exclude = list(select or []), list(exclude or [])
+    if legend is not None and len(legend) != len(logdirs):
+        raise ValueError(f'{len(legend)} legend entries for {len(logdirs)} logdirs: '
+                         'give one per logdir')
+
+    runs, units = [], {}
+    for i, logdir in enumerate(logdirs):
+        n_files = 0  # progress files below this logdir, whether kept, filtered or unreadable
+        for root_dir in _expand_logdir(logdir):
+            for run_dir, subdirs, files in os.walk(root_dir):
+                subdirs.sort()
+                if PROGRESS_FILE not in files:
+                    continue
+                n_files += 1
+                if not all(s in run_dir for s in select) or any(s in run_dir for s in exclude):
+                    continue
+                path = os.path.join(run_dir, PROGRESS_FILE)
+                try:
+                    data = read_progress(path)
+                except ProgressFileError as e:
+                    _warn(f'skipping {e}')
+                    continue
+                except OSError as e:
+                    _warn(f'skipping {path}: {e.strerror or e}')
+                    continue
+                perf = performance_column(data)
+                if perf is not None:
+                    data['Performance'] = data[perf]
+                if legend is not None:
+                    condition = legend[i]
+                else:
+                    condition = (_read_exp_name(run_dir)
+                                 or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
+                                 or 'exp')
+                unit = units.get(condition, 0)
+                units[condition] = unit + 1
+                runs.append(dict(path=run_dir, condition=condition, unit=unit, data=data))
+        if not n_files:
+            _warn(f'no {PROGRESS_FILE} found under {logdir}')
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# Numerics
+# --------------------------------------------------------------------------------------------
+def smooth(values, window):
+    """Moving average over ``window`` points centred on each point, as Spinning Up does:
+    ``convolve(x, ones(window), 'same') / convolve(ones_like(x), ones(window), 'same')``, so
+    points near the ends average over the part of the window inside the data. The result has
+    the length of ``values`` (also when the window is longer than the data). ``window=1`` is a
+    no-op."""
+    x = np.asarray(values, dtype=np.float64)
+    window = int(window)
+    if window < 1:
+        raise ValueError(f'smoothing window must be >= 1, got {window}')
+    if window == 1 or x.size == 0:
+        return x.copy()
+    kernel = np.ones(window)
+    start = (window - 1) // 2  # the offset of 'same' inside the 'full' convolution
+    total = np.convolve(x, kernel, 'full')[start:start + x.size]
+    count = np.convolve(np.ones_like(x), kernel, 'full')[start:start + x.size]
+    return total / count
+
+
+def aggregate(xs, ys, est='mean'):
+    """Combine several runs of one condition into one curve with a +-1 std band.
+
+    Runs may have different lengths: all are truncated to the shortest run, and row ``i`` of
+    every run is taken to be the same point (the same epoch). The x of that point is the mean
+    of the runs' x values there (identical when the runs share their x grid, e.g.
+    ``TotalEnvInteracts`` or ``Epoch``).
+
+    Args:
+        xs, ys: sequences of 1-D arrays, one pair per run.
+        est: ``'mean'``, ``'max'``, ``'min'`` or ``'median'``, taken over runs (NaNs ignored).
+
+    Returns:
+        ``(x, center, std)``: the estimator over runs at each point, and the sample standard
+        deviation across runs (``ddof=1``, as seaborn's ``ci='sd'`` in Spinning Up; zeros for
+        a single run). The band is ``center - std`` to ``center + std``.
+    """
+    if est not in ESTIMATORS:
+        raise ValueError(f'unknown estimator {est!r}; choose from {", ".join(ESTIMATORS)}')
+    if len(xs) != len(ys) or not xs:
+        raise ValueError('aggregate needs one x array per y array, and at least one run')
+    n = min(min(len(x) for x in xs), min(len(y) for y in ys))
+    X = np.stack([np.asarray(x[:n], dtype=np.float64) for x in xs])
+    Y = np.stack([np.asarray(y[:n], dtype=np.float64) for y in ys])
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)  # all-NaN points stay NaN, silently
+        x = np.nanmean(X, axis=0)
+        center = ESTIMATORS[est](Y, axis=0)
+        std = np.nanstd(Y, axis=0, ddof=1) if len(ys) > 1 else np.zeros(n)
+    return x, center, std
+
+
+# --------------------------------------------------------------------------------------------
+# Plotting
+# --------------------------------------------------------------------------------------------
+def _pyplot():
+    import matplotlib.pyplot as plt  # imported late so main() can choose the backend first
+    return plt
+
+
+def save_path(save, value, several):
+    """The file for ``value``: ``save`` itself, or with several values ``save`` with
+    ``_{value}`` inserted before its extension (``fig.png`` -> ``fig_AverageEpRet.png``).
+    A path without extension gets ``.png``."""
+    root, ext = os.path.splitext(save)
+    if not ext:
+        ext = '.png'
+    if several:
+        root += '_' + re.sub(r'[^\w.-]+', '_', value)
+    return root + ext
+
+
+def _check_columns(runs, xaxis, values):
+    """Raise PlotError unless ``xaxis`` and every value exist in at least one run."""
+    available = sorted({name for run in runs for name in run['data']})
+    for column in [xaxis, *values]:
+        if not any(column in run['data'] for run in runs):
+            raise PlotError(f'column {column!r} is in no run; available columns: '
+                            f'{", ".join(available)}')
+
+
+def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1):
+    """One figure of ``value`` against ``xaxis``; returns the figure.
+
+    Runs lacking either column are skipped with a warning. Without ``count`` the runs of a
+    condition are combined by :func:`aggregate` (estimator line and +-1 std band); with
+    ``count`` each run is its own line, labelled ``condition-unit``.
+    """
+    plt = _pyplot()
+    groups = {}
+    for run in runs:
+        missing = [c for c in (xaxis, value) if c not in run['data']]
+        if missing:
+            _warn(f'{run["path"]}: no column {missing[0]!r}; run skipped for {value!r}')
+            continue
+        key = f'{run["condition"]}-{run["unit"]}' if count else run['condition']
+        groups.setdefault(key, []).append(run)
+    if not groups:
+        raise PlotError(f'no run has both {xaxis!r} and {value!r}')
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    xmax = -np.inf
+    for label, group in groups.items():
+        xs = [g['data'][xaxis] for g in group]
+        ys = [smooth(g['data'][value], smooth_window) for g in group]
+        lengths = {len(x) for x in xs}
+        if len(lengths) > 1:
+            _warn(f'{label!r}: runs have {min(lengths)} to {max(lengths)} rows; '
+                  f'truncated to the shortest ({min(lengths)})')
+        x, center, std = aggregate(xs, ys, est)
+        line, = ax.plot(x, center, label=label, linewidth=1.5)
+        if len(group) > 1:
+            ax.fill_between(x, center - std, center + std, color=line.get_color(), alpha=0.2,
+                            linewidth=0)
+        if np.isfinite(x).any():
+            xmax = max(xmax, np.nanmax(np.abs(x)))
+
+    ax.set_xlabel(xaxis)
+    ax.set_ylabel(value)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc='best')
+    if xmax > SCI_THRESHOLD:
+        ax.ticklabel_format(style='sci', axis='x', scilimits=(0, 0))
+    fig.tight_layout()
+    return fig
+
+
+def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=False,
+               est='mean', smooth=1, save=None, show=False):
+    """Draw one figure per value (see :func:`plot_value`) and save them.
+
+    Args:
+        runs: :func:`find_runs`'s list.
+        xaxis: column for the x axis.
+        values: column name(s) for the y axis, one figure each.
+        count: plot every run separately instead of the estimator over a condition's runs.
+        est: estimator over runs: ``'mean'``, ``'max'``, ``'min'`` or ``'median'``.
+        smooth: moving-average window applied to each run (1: none).
+        save: file to write (format from its extension, e.g. ``.png``, ``.svg``); with several
+            values one file per value (see :func:`save_path`). ``None``: save nothing.
+        show: call ``plt.show()`` before closing the figures.
+
+    Returns:
+        The list of written files (empty without ``save``).
+
+    Raises:
+        PlotError: ``xaxis`` or a value is a column of no run.
+    """
+    plt = _pyplot()
+    values = [values] if isinstance(values, str) else list(values)
+    if est not in ESTIMATORS:
+        raise ValueError(f'unknown estimator {est!r}; choose from {", ".join(ESTIMATORS)}')
+    if not runs:
+        raise PlotError('no runs to plot')
+    _check_columns(runs, xaxis, values)
+
+    figures, written = [], []
+    try:
+        for value in values:
+            fig = plot_value(runs, xaxis, value, count, est, smooth)
+            figures.append(fig)
+            if save:
+                path = save_path(save, value, len(values) > 1)
+                if os.path.dirname(path):
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                fig.savefig(path)
+                written.append(path)
+        if show:
+            plt.show()
+    finally:
+        for fig in figures:
+            plt.close(fig)
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+def has_display():
+    """Whether a window can be opened: always on Windows / macOS, else when ``DISPLAY`` (or
+    ``WAYLAND_DISPLAY``) is set."""
+    if sys.platform in ('win32', 'darwin'):
+        return True
+    return bool(os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog=PROG, description='Plot learning curves of Spinning-Up-style runs.',
+        epilog='example: python plots/plot.py data/td3_Pendulum-v1 --save plots/td3.png')
+    parser.add_argument('logdir', nargs='+',
+                        help='run directories searched recursively for progress.txt; a path '
+                             'that is not a directory is a prefix of sibling directories')
+    parser.add_argument('--legend', '-l', nargs='*',
+                        help='one legend entry (condition name) per logdir')
+    parser.add_argument('--xaxis', '-x', default='TotalEnvInteracts',
+                        help='x column (default: TotalEnvInteracts)')
+    parser.add_argument('--value', '-y', default=['Performance'], nargs='*',
+                        help='y column(s), one figure each (default: Performance = '
+                             'AverageTestEpRet if logged, else AverageEpRet)')
+    parser.add_argument('--count', action='store_true',
+                        help='plot every run separately instead of the estimator over seeds')
+    parser.add_argument('--smooth', '-s', type=int, default=1,
+                        help='moving-average window in epochs (default: 1, no smoothing)')
+    parser.add_argument('--select', nargs='*', default=[],
+                        help='keep only runs whose folder path contains all these substrings')
+    parser.add_argument('--exclude', nargs='*', default=[],
+                        help='drop runs whose folder path contains any of these substrings')
+    parser.add_argument('--est', default='mean', choices=list(ESTIMATORS),
+                        help='estimator over runs (default: mean)')
+    parser.add_argument('--save', metavar='FILE',
+                        help='write the figure to FILE (.png, .svg, ...); with several values '
+                             'one file per value, e.g. fig_AverageEpRet.png. Implies no window')
+    parser.add_argument('--no-show', action='store_true', help='do not open a window')
+    return parser
+
+
+def main(argv=None):
+    """Command line entry point; returns the exit code (0 ok, 2 nothing to plot / bad usage).
+
+    Uses the non-interactive ``Agg`` backend when ``--save`` is given or there is no display,
+    and opens a window only when a display exists and neither ``--save`` nor ``--no-show`` is
+    given.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.legend is not None and len(args.legend) != len(args.logdir):
+        parser.error(f'--legend needs one entry per logdir ({len(args.logdir)}), '
+                     f'got {len(args.legend)}')
+    if args.smooth < 1:
+        parser.error('--smooth must be >= 1')
+    if not args.value:
+        parser.error('--value needs at least one column name')
+
+    import matplotlib
+    if args.save or not has_display():
+        matplotlib.use('Agg')
+    if args.save:
+        from matplotlib.backend_bases import FigureCanvasBase
+        ext = os.path.splitext(args.save)[1].lstrip('.').lower() or 'png'
+        if ext not in FigureCanvasBase.get_supported_filetypes():
+            parser.error(f'--save: unsupported file type .{ext} (use e.g. .png or .svg)')
+    show = not args.save and not args.no_show and has_display()
+
+    runs = find_runs(args.logdir, args.select, args.exclude, args.legend)
+    if not runs:
+        filtered = ' matching --select/--exclude' if args.select or args.exclude else ''
+        _error(f'nothing to plot: no readable {PROGRESS_FILE}{filtered} under '
+               f'{", ".join(args.logdir)}')
+        return 2
+    if not args.save and not show and not args.no_show:
+        _warn('no display and no --save: the plot is drawn but neither shown nor saved')
+    try:
+        written = make_plots(runs, args.xaxis, args.value, args.count, args.est, args.smooth,
+                             args.save, show=show)
+    except PlotError as e:
+        _error(e)
+        return 2
+    except OSError as e:
+        _error(f'cannot write {e.filename or args.save}: {e.strerror or e}')
+        return 1
+    for path in written:
+        print(f'saved {path}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
