@@ -1,0 +1,109 @@
+"""The shared off-policy loop: done flags (terminated vs truncated), update schedule, logs."""
+import numpy as np
+import gymnasium as gym
+from gymnasium.spaces import Box
+import pytest
+
+from spinup_tf.logx import EpochLogger
+from spinup_tf.offpolicy import run_off_policy, NonFiniteError, check_budget
+from spinup_tf.envs import UserInputError
+from spinup_tf.replay_buffer import ReplayBuffer
+
+
+class LineEnv(gym.Env):
+    """obs = [step count]; terminates at ``terminate_at`` steps (never when None); reward 1."""
+
+    def __init__(self, terminate_at=None):
+        self.observation_space = Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
+        self.action_space = Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        self.terminate_at = terminate_at
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([0.0], dtype=np.float32), {}
+
+    def step(self, a):
+        self.t += 1
+        terminated = self.terminate_at is not None and self.t >= self.terminate_at
+        return np.array([self.t], dtype=np.float32), 1.0, terminated, False, {}
+
+
+def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_after=0,
+         update_at_episode_end=False, loss=0.0, epochs=1):
+    logger = EpochLogger(output_dir=str(tmp_path), quiet=True)
+    buf = ReplayBuffer(1, 1, 1000)
+    calls = []
+
+    def update(batch, j):
+        calls.append((buf.size, j))
+        logger.store(LossQ=loss)
+
+    run_off_policy(env_fn(), env_fn(), logger, buf, act=lambda o: np.zeros(1), update=update,
+                   seed=0, act_low=np.array([-1.0]), act_high=np.array([1.0]),
+                   steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
+                   update_after=update_after, update_every=update_every, num_test_episodes=1,
+                   max_ep_len=max_ep_len, save_freq=1, diagnostics=[('LossQ', {})],
+                   finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end)
+    return buf, calls
+
+
+def test_termination_is_stored_as_done_and_truncation_is_not(tmp_path):
+    # Terminates every 4 steps; the TimeLimit would truncate at 6 but never gets there.
+    buf, _ = _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=12)
+    assert list(buf.done_buf[:12]) == [0, 0, 0, 1] * 3
+    # The stored next observation is the real last one, not the reset one.
+    assert list(buf.obs2_buf[:4, 0]) == [1, 2, 3, 4]
+
+
+def test_env_time_limit_and_max_ep_len_truncate_without_done(tmp_path):
+    env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
+    buf, _ = _run(tmp_path / 'a', env_fn, steps=15)
+    assert not buf.done_buf[:15].any()
+    assert list(buf.obs2_buf[:6, 0]) == [1, 2, 3, 4, 5, 1]  # episode boundary after 5
+    buf, _ = _run(tmp_path / 'b', lambda: LineEnv(), max_ep_len=3, steps=9)
+    assert not buf.done_buf[:9].any()
+    assert list(buf.obs1_buf[:4, 0]) == [0, 1, 2, 0]
+
+
+def test_update_schedule_every_n_steps(tmp_path):
+    _, calls = _run(tmp_path, lambda: LineEnv(), steps=20, update_every=5, update_after=5)
+    # Windows at t = 5, 10, 15 (t >= update_after and t % update_every == 0), 5 updates each.
+    assert len(calls) == 15
+    assert [c[0] for c in calls[::5]] == [6, 11, 16]
+    assert [c[1] for c in calls[:5]] == [0, 1, 2, 3, 4]
+
+
+def test_updates_at_episode_end_one_per_step(tmp_path):
+    env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(terminate_at=7), max_episode_steps=5)  # noqa
+    _, calls = _run(tmp_path, env_fn, steps=20, update_at_episode_end=True)
+    # Four episodes of 5 steps: 5 updates at each end, none in between.
+    assert len(calls) == 20
+    assert [c[0] for c in calls[::5]] == [5, 10, 15, 20]
+
+
+def test_progress_file_has_the_loop_keys_in_order(tmp_path):
+    _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=8, epochs=2)
+    lines = (tmp_path / 'progress.txt').read_text().splitlines()
+    header = lines[0].split('\t')
+    assert header[:12] == ['Epoch', 'AverageEpRet', 'StdEpRet', 'MaxEpRet', 'MinEpRet',
+                           'AverageTestEpRet', 'StdTestEpRet', 'MaxTestEpRet', 'MinTestEpRet',
+                           'EpLen', 'TestEpLen', 'TotalEnvInteracts']
+    assert header[-1] == 'Time' and len(lines) == 3
+    row = dict(zip(header, lines[2].split('\t')))
+    assert float(row['AverageEpRet']) == 4.0 and float(row['TotalEnvInteracts']) == 16
+
+
+def test_nan_loss_stops_the_run_naming_epoch_and_key(tmp_path):
+    with pytest.raises(NonFiniteError, match='epoch 1: LossQ'):
+        _run(tmp_path, lambda: LineEnv(), steps=10, loss=float('nan'))
+
+
+@pytest.mark.parametrize('kw', [dict(epochs=0), dict(steps_per_epoch=-1),
+                                dict(batch_size=2.5), dict(replay_size=0)])
+def test_budget_must_be_positive_integers(kw):
+    args = dict(steps_per_epoch=10, epochs=1, batch_size=4, replay_size=100)
+    args.update(kw)
+    with pytest.raises(UserInputError):
+        check_budget(**args)
