@@ -1,0 +1,187 @@
+"""Policies and distributions of the on-policy family (Spinning Up's TF1 ``core.py`` pieces).
+
+Gaussian and categorical log-likelihoods, their analytic KL divergences, and the MLP
+actor-critic used by VPG / TRPO / PPO. Each policy also returns its distribution parameters
+(``info``), placeholders of the same shapes for the old policy's parameters (``info_phs``) and
+the mean KL between the old policy and the current one (``d_kl``), as TRPO needs.
+"""
+import numpy as np
+from gymnasium.spaces import Box, Discrete
+
+from spinup_tf.tf1 import tf, EPS, mlp, placeholder
+
+
+# --------------------------------------------------------------------------------------------
+# Likelihoods and KLs
+# --------------------------------------------------------------------------------------------
+def gaussian_likelihood(x, mu, log_std):
+    """Log-density of a diagonal Gaussian, summed over action dimensions.
+
+    ===========  ===============================================  =========================
+    Symbol       Shape                                            Description
+    ===========  ===============================================  =========================
+    ``x``        ``(batch, act_dim)``                             Actions.
+    ``mu``       ``(batch, act_dim)``                             Means.
+    ``log_std``  ``(batch, act_dim)`` or ``(act_dim,)``           Log standard deviations.
+    return       ``(batch,)``                                     :math:`\\log \\mathcal{N}(x;
+                                                                  \\mu, \\sigma^2)`.
+    ===========  ===============================================  =========================
+    """
+    pre_sum = -0.5 * (((x - mu) / (tf.exp(log_std) + EPS)) ** 2 + 2 * log_std
+                      + np.log(2 * np.pi))
+    return tf.reduce_sum(pre_sum, axis=1)
+
+
+def diagonal_gaussian_kl(mu0, log_std0, mu1, log_std1):
+    """Mean over the batch of the analytic KL(p0 || p1) between diagonal Gaussians.
+
+    .. math::
+        D_{KL}(p_0 \\| p_1) = \\sum_i \\left[ \\frac{(\\mu_{1,i} - \\mu_{0,i})^2
+        + \\sigma_{0,i}^2}{2 \\sigma_{1,i}^2} - \\frac{1}{2} + \\log \\sigma_{1,i}
+        - \\log \\sigma_{0,i} \\right]
+
+    =========================  =====================================  ======================
+    Symbol                     Shape                                  Description
+    =========================  =====================================  ======================
+    ``mu0``, ``mu1``           ``(batch, act_dim)``                   Means of p0, p1.
+    ``log_std0``, ``log_std1`` ``(batch, act_dim)`` or ``(act_dim,)`` Log stds of p0, p1.
+    return                     scalar                                 Mean KL over the batch.
+    =========================  =====================================  ======================
+    """
+    var0, var1 = tf.exp(2 * log_std0), tf.exp(2 * log_std1)
+    pre_sum = 0.5 * (((mu1 - mu0) ** 2 + var0) / (var1 + EPS) - 1) + log_std1 - log_std0
+    all_kls = tf.reduce_sum(pre_sum, axis=1)
+    return tf.reduce_mean(all_kls)
+
+
+def categorical_kl(logp0, logp1):
+    """Mean over the batch of the analytic KL(p0 || p1) between categoricals.
+
+    .. math:: D_{KL}(p_0 \\| p_1) = \\sum_a p_0(a) (\\log p_0(a) - \\log p_1(a))
+
+    ==========  ===================  ============================================
+    Symbol      Shape                Description
+    ==========  ===================  ============================================
+    ``logp0``   ``(batch, n_acts)``  Log-probabilities of all actions under p0.
+    ``logp1``   ``(batch, n_acts)``  Log-probabilities of all actions under p1.
+    return      scalar               Mean KL over the batch.
+    ==========  ===================  ============================================
+    """
+    all_kls = tf.reduce_sum(tf.exp(logp0) * (logp0 - logp1), axis=1)
+    return tf.reduce_mean(all_kls)
+
+
+# --------------------------------------------------------------------------------------------
+# Policies
+# --------------------------------------------------------------------------------------------
+def mlp_categorical_policy(x, a, hidden_sizes, activation, output_activation, action_space):
+    """Categorical policy on MLP logits (``output_activation`` is unused, as in Spinning Up).
+
+    ===============  ===================  ==================================================
+    Symbol           Shape                Description
+    ===============  ===================  ==================================================
+    ``x``            ``(batch, obs_dim)``  Observations.
+    ``a``            ``(batch,)``         int32 actions taken.
+    ``pi``           ``(batch,)``         Actions sampled from the policy (int64).
+    ``logp``         ``(batch,)``         :math:`\\log \\pi(a|x)`.
+    ``logp_pi``      ``(batch,)``         :math:`\\log \\pi(\\text{pi}|x)`.
+    ``info``         dict                 ``{'logp_all': (batch, n_acts)}``.
+    ``info_phs``     dict                 ``{'logp_all': (batch, n_acts)}`` placeholder for
+                                          the old policy's log-probabilities.
+    ``d_kl``         scalar               Mean KL(old || current).
+    ===============  ===================  ==================================================
+
+    Returns:
+        ``pi, logp, logp_pi, info, info_phs, d_kl``.
+    """
+    act_dim = action_space.n
+    logits = mlp(x, list(hidden_sizes) + [act_dim], activation, None)
+    logp_all = tf.nn.log_softmax(logits)
+    pi = tf.squeeze(tf.random.categorical(logits, 1), axis=1)
+    logp = tf.reduce_sum(tf.one_hot(a, depth=act_dim) * logp_all, axis=1)
+    logp_pi = tf.reduce_sum(tf.one_hot(pi, depth=act_dim) * logp_all, axis=1)
+
+    old_logp_all = placeholder(act_dim)
+    d_kl = categorical_kl(old_logp_all, logp_all)
+
+    info = {'logp_all': logp_all}
+    info_phs = {'logp_all': old_logp_all}
+    return pi, logp, logp_pi, info, info_phs, d_kl
+
+
+def mlp_gaussian_policy(x, a, hidden_sizes, activation, output_activation, action_space):
+    """Diagonal Gaussian policy: MLP mean, state-independent ``log_std`` variable.
+
+    ``log_std`` is ``tf.get_variable('log_std')`` initialised to ``-0.5 * ones(act_dim)``.
+
+    ===============  ======================  ===============================================
+    Symbol           Shape                   Description
+    ===============  ======================  ===============================================
+    ``x``            ``(batch, obs_dim)``    Observations.
+    ``a``            ``(batch, act_dim)``    Actions taken.
+    ``pi``           ``(batch, act_dim)``    Actions sampled from the policy.
+    ``logp``         ``(batch,)``            :math:`\\log \\pi(a|x)`.
+    ``logp_pi``      ``(batch,)``            :math:`\\log \\pi(\\text{pi}|x)`.
+    ``info``         dict                    ``{'mu': (batch, act_dim),
+                                             'log_std': (act_dim,)}``.
+    ``info_phs``     dict                    ``{'mu': (batch, act_dim),
+                                             'log_std': (batch, act_dim)}`` placeholders
+                                             for the old policy.
+    ``d_kl``         scalar                  Mean KL(old || current).
+    ===============  ======================  ===============================================
+
+    Returns:
+        ``pi, logp, logp_pi, info, info_phs, d_kl``.
+    """
+    act_dim = a.shape.as_list()[-1]
+    mu = mlp(x, list(hidden_sizes) + [act_dim], activation, output_activation)
+    log_std = tf.get_variable(name='log_std',
+                              initializer=-0.5 * np.ones(act_dim, dtype=np.float32))
+    std = tf.exp(log_std)
+    pi = mu + tf.random_normal(tf.shape(mu)) * std
+    logp = gaussian_likelihood(a, mu, log_std)
+    logp_pi = gaussian_likelihood(pi, mu, log_std)
+
+    old_mu_ph, old_log_std_ph = placeholder(act_dim), placeholder(act_dim)
+    d_kl = diagonal_gaussian_kl(old_mu_ph, old_log_std_ph, mu, log_std)
+
+    info = {'mu': mu, 'log_std': log_std}
+    info_phs = {'mu': old_mu_ph, 'log_std': old_log_std_ph}
+    return pi, logp, logp_pi, info, info_phs, d_kl
+
+
+def mlp_actor_critic(x, a, hidden_sizes=(64, 64), activation=tf.tanh, output_activation=None,
+                     policy=None, action_space=None):
+    """Policy (scope ``pi``) and state-value function (scope ``v``) on MLPs.
+
+    The policy is chosen from ``action_space`` unless given: ``Box`` -> Gaussian,
+    ``Discrete`` -> categorical.
+
+    ===============  ======================  ===============================================
+    Symbol           Shape                   Description
+    ===============  ======================  ===============================================
+    ``pi``           ``(batch, act_dim)``    Sampled actions (``(batch,)`` for Discrete).
+    ``logp``         ``(batch,)``            :math:`\\log \\pi(a|x)` of the fed actions.
+    ``logp_pi``      ``(batch,)``            :math:`\\log \\pi(\\text{pi}|x)`.
+    ``info``         dict                    Distribution parameters of the policy.
+    ``info_phs``     dict                    Placeholders for the old policy's ones.
+    ``d_kl``         scalar                  Mean KL(old || current).
+    ``v``            ``(batch,)``            :math:`V(x)`.
+    ===============  ======================  ===============================================
+
+    Returns:
+        ``pi, logp, logp_pi, info, info_phs, d_kl, v``.
+    """
+    if policy is None and isinstance(action_space, Box):
+        policy = mlp_gaussian_policy
+    elif policy is None and isinstance(action_space, Discrete):
+        policy = mlp_categorical_policy
+    elif policy is None:
+        raise NotImplementedError('no default policy for action space %r' % (action_space,))
+
+    with tf.variable_scope('pi'):
+        pi, logp, logp_pi, info, info_phs, d_kl = policy(
+            x, a, hidden_sizes, activation, output_activation, action_space)
+    with tf.variable_scope('v'):
+        v = tf.squeeze(mlp(x, list(hidden_sizes) + [1], activation, None), axis=1)
+    return pi, logp, logp_pi, info, info_phs, d_kl, v
