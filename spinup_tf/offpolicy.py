@@ -10,11 +10,53 @@ import time
 
 import numpy as np
 
-from spinup_tf.envs import seed_env, UserInputError
+from spinup_tf.envs import (seed_env, UserInputError, flat_obs_dim, box_action_bounds,
+                            env_id_of)
+from spinup_tf.logx import EpochLogger
 
 
 class NonFiniteError(FloatingPointError):
     """A loss or diagnostic became NaN or infinite; the run stops, keeping the last model."""
+
+
+def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
+                     replay_size):
+    """Make the envs, check spaces and budget, then start the logger and write config.json.
+
+    The checks come first so that bad input leaves no run folder behind.
+
+    Returns:
+        ``(env, test_env, obs_dim, act_dim, act_low, act_high, logger)`` with ``act_low`` and
+        ``act_high`` the ``(act_dim,)`` float32 action bounds.
+    """
+    env, test_env = env_fn(), env_fn()
+    try:
+        obs_dim = flat_obs_dim(env.observation_space, algo)
+        act_low, act_high = box_action_bounds(env.action_space, algo)
+        check_budget(steps_per_epoch, epochs, batch_size, replay_size)
+    except Exception:
+        env.close()
+        test_env.close()
+        raise
+    logger = EpochLogger(**logger_kwargs)
+    logger.save_config(dict(config, env_id=env_id_of(env)))
+    return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
+
+
+def start_session(graph, logger, target_init, inputs, outputs):
+    """A session on ``graph`` with variables initialised and targets copied from main.
+
+    Registers ``inputs``/``outputs`` for the SavedModel, then finalizes the graph: nothing
+    can add ops in the training loop (no silent graph growth).
+    """
+    from spinup_tf.tf1 import tf, make_session
+    with graph.as_default():
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+        sess.run(target_init)
+        logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
+    graph.finalize()
+    return sess
 
 
 def gaussian_noise(act_noise):
@@ -28,7 +70,7 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
                    act_low, act_high, steps_per_epoch, epochs, batch_size, start_steps,
                    update_after, update_every, num_test_episodes, max_ep_len, save_freq,
                    diagnostics, finite_keys, noise=None, update_at_episode_end=False,
-                   save_state=None, session=None):
+                   save_state=None, session=None, on_epoch_end=None):
     """Collect experience, update, test and log, epoch after epoch.
 
     Args:
@@ -48,6 +90,7 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
         save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
             (``KeyboardInterrupt``) it is called with ``None`` before the interrupt goes on.
         session: closed, with the logger and both envs, when the loop ends for any reason.
+        on_epoch_end: ``on_epoch_end(epoch)`` called after each epoch's row is written.
     """
     try:
         _loop(**locals())
@@ -67,7 +110,7 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
 def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_high,
           steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
           num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys, noise,
-          update_at_episode_end, save_state, session):
+          update_at_episode_end, save_state, session, on_epoch_end):
     act_dim = int(np.prod(act_low.shape))
     noise = noise if noise is not None else gaussian_noise(0.1)
     start_time = time.time()
@@ -154,6 +197,8 @@ def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_
                 logger.log_tabular(key, **kwargs)
             logger.log_tabular('Time', time.time() - start_time)
             logger.dump_tabular()
+            if on_epoch_end is not None:
+                on_epoch_end(epoch)
 
 
 def check_finite(logger, keys, epoch):

@@ -109,3 +109,27 @@ def test_test_policy_with_corrupt_model(tmp_path):
     (tmp_path / 'tf1_save').mkdir()
     (tmp_path / 'tf1_save' / 'model_info.json').write_text('{"inputs": ')
     _assert_clean_error(run_cli('test_policy', tmp_path, '--norender'), 'unreadable')
+
+
+@pytest.mark.parametrize('args,keys', [
+    (['ddpg', '--env', 'Pendulum-v1', '--update_at_episode_end', 'True', '--tensorboard',
+      'True', *TINY], ['AverageQVals', 'LossPi', 'LossQ']),
+    (['trpo', '--env', 'CartPole-v1', '--epochs', '2', '--steps_per_epoch', '300',
+      '--train_v_iters', '5'], ['AverageVVals', 'KL', 'BacktrackIters', 'DeltaLossV']),
+    (['npg', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
+      '--train_v_iters', '5', '--hid', '[16]'], ['AverageVVals', 'KL', 'DeltaLossPi']),
+])
+def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
+    proc = run_cli(*args, '--data_dir', tmp_path, '--exp_name', 'x')
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = tmp_path / 'x' / 'x_s0'
+    header = (run / 'progress.txt').read_text().splitlines()[0].split('\t')
+    assert header[0] == 'Epoch' and header[-1] == 'Time'
+    assert all(k in header for k in keys), header
+    assert ('BacktrackIters' in header) == (args[0] == 'trpo')
+    if '--tensorboard' in args:
+        events = os.listdir(run / 'tensorboard')
+        assert any(f.startswith('events.out.tfevents') for f in events)
+    proc = run_cli('test_policy', run, '--episodes', '1', '--norender')
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert 'Mean EpRet' in proc.stdout

@@ -19,7 +19,10 @@ def _stochastic_policy_spaces(env, algo):
 
 
 ALGOS = {
+    'ddpg': ('spinup_tf.algos.ddpg', 'ddpg', _deterministic_policy_spaces),
     'td3': ('spinup_tf.algos.td3', 'td3', _deterministic_policy_spaces),
+    'trpo': ('spinup_tf.algos.trpo', 'trpo', _stochastic_policy_spaces),
+    'npg': ('spinup_tf.algos.trpo', 'npg', _stochastic_policy_spaces),
 }
 
 

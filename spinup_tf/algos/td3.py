@@ -8,12 +8,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, make_session,
-                           polyak_update_op, target_init_op)
+from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
+                           target_init_op)
 from spinup_tf.actor_critics import mlp_td3_actor_critic
-from spinup_tf.envs import flat_obs_dim, box_action_bounds, env_id_of
-from spinup_tf.logx import EpochLogger
-from spinup_tf.offpolicy import run_off_policy, gaussian_noise, check_budget
+from spinup_tf.offpolicy import (setup_off_policy, start_session, run_off_policy,
+                                 gaussian_noise)
 from spinup_tf.replay_buffer import ReplayBuffer
 
 
@@ -111,15 +110,8 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
 
-    # Check the env before anything is written, so bad input leaves no run folder behind.
-    env, test_env = env_fn(), env_fn()
-    obs_dim = flat_obs_dim(env.observation_space, 'td3')
-    act_low, act_high = box_action_bounds(env.action_space, 'td3')
-    act_dim = act_low.shape[0]
-    check_budget(steps_per_epoch, epochs, batch_size, replay_size)
-
-    logger = EpochLogger(**logger_kwargs)
-    logger.save_config(dict(config, env_id=env_id_of(env)))
+    env, test_env, obs_dim, act_dim, act_low, act_high, logger = setup_off_policy(
+        'td3', env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size, replay_size)
 
     graph = tf.Graph()
     with graph.as_default():
@@ -138,14 +130,8 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         logger.log('\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n'
                    % var_counts)
 
-        sess = make_session(graph)
-        sess.run(tf.global_variables_initializer())
-        sess.run(g.target_init)
-
-        # Setup model saving
-        logger.setup_tf_saver(sess, inputs={'x': g.x_ph, 'a': g.a_ph},
-                              outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2})
-        graph.finalize()  # nothing may add ops from here on (no graph growth in the loop)
+    sess = start_session(graph, logger, g.target_init, inputs={'x': g.x_ph, 'a': g.a_ph},
+                         outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2})
 
     # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])

@@ -1,0 +1,228 @@
+"""Deep Deterministic Policy Gradient (DDPG), as a TF1 static graph.
+
+Read top to bottom: graph (placeholders, main/target networks, Bellman backup, losses,
+separate Adam train ops, polyak ops), session, the step functions, then the shared
+off-policy loop (``spinup_tf.offpolicy``). The seed-000 variant (all updates at the end of
+each trajectory, TensorBoard scalar summaries) is behind ``update_at_episode_end`` and
+``tensorboard``.
+"""
+import os.path as osp
+from types import SimpleNamespace
+
+import numpy as np
+
+from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
+                           target_init_op)
+from spinup_tf.actor_critics import mlp_ddpg_actor_critic
+from spinup_tf.offpolicy import (setup_off_policy, start_session, run_off_policy,
+                                 gaussian_noise)
+from spinup_tf.replay_buffer import ReplayBuffer
+
+
+def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
+         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
+         pi_lr=1e-3, q_lr=1e-3, batch_size=100, start_steps=10000, update_after=1000,
+         update_every=50, act_noise=0.1, num_test_episodes=10, max_ep_len=1000,
+         logger_kwargs=dict(), save_freq=1, update_at_episode_end=False, tensorboard=False):
+    """Deep Deterministic Policy Gradient (DDPG).
+
+    Args:
+        env_fn: A function which creates a copy of the environment. The environment must
+            satisfy the gymnasium API, with a flat Box observation space and a bounded flat
+            Box action space.
+
+        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
+            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
+            computation graph:
+
+            ===========  ================  ======================================
+            Symbol       Shape             Description
+            ===========  ================  ======================================
+            ``pi``       (batch, act_dim)  | Deterministically computes actions
+                                           | from policy given states.
+            ``q``        (batch,)          | Gives the current estimate of Q* for
+                                           | states in ``x_ph`` and actions in
+                                           | ``a_ph``.
+            ``q_pi``     (batch,)          | Gives the composition of ``q`` and
+                                           | ``pi`` for states in ``x_ph``:
+                                           | q(x, pi(x)).
+            ===========  ================  ======================================
+
+        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
+            to DDPG (``hidden_sizes``, ``activation``).
+
+        seed (int): Seed for random number generators (numpy, the graph, the env and its
+            action space).
+
+        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
+            agent and the environment in each epoch.
+
+        epochs (int): Number of epochs to run and train agent.
+
+        replay_size (int): Maximum length of replay buffer.
+
+        gamma (float): Discount factor. (Always between 0 and 1.)
+
+        polyak (float): Interpolation factor in polyak averaging for target networks.
+            Target networks are updated towards main networks according to:
+
+            .. math:: \\theta_{\\text{targ}} \\leftarrow
+                \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
+
+            where :math:`\\rho` is polyak. (Always between 0 and 1, usually close to 1.)
+
+        pi_lr (float): Learning rate for policy.
+
+        q_lr (float): Learning rate for Q-networks.
+
+        batch_size (int): Minibatch size for SGD.
+
+        start_steps (int): Number of steps for uniform-random action selection, before
+            running real policy. Helps exploration.
+
+        update_after (int): Number of env interactions to collect before starting to do
+            gradient descent updates. Ensures replay buffer is full enough for useful updates.
+
+        update_every (int): Number of env interactions that should elapse between gradient
+            descent updates. Note: Regardless of how long you wait between updates, the ratio
+            of env steps to gradient steps is locked to 1.
+
+        act_noise (float): Stddev for Gaussian exploration noise added to policy at training
+            time, in action units. (At test time, no noise is added.)
+
+        num_test_episodes (int): Number of episodes to test the deterministic policy at the
+            end of each epoch.
+
+        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
+            truncation: the target bootstraps through it.
+
+        logger_kwargs (dict): Keyword args for EpochLogger.
+
+        save_freq (int): How often (in terms of gap between epochs) to save the current
+            policy and value function.
+
+        update_at_episode_end (bool): The seed-000 schedule: instead of ``update_every``
+            updates every ``update_every`` steps, run all updates at the end of each
+            trajectory, one (Q step, then policy step and target update) per step it had,
+            once the buffer holds ``update_after`` transitions.
+
+        tensorboard (bool): Also write scalar summaries ``pi_loss`` and ``q_loss`` (of the
+            epoch's last batch, as the seed did) to ``<run folder>/tensorboard``.
+    """
+    config = dict(locals())  # every hyperparameter, recorded in config.json below
+
+    env, test_env, obs_dim, act_dim, act_low, act_high, logger = setup_off_policy(
+        'ddpg', env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size, replay_size)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(seed)
+        np.random.seed(seed)
+
+        g = build_ddpg_graph(obs_dim, act_dim, env.action_space, actor_critic, ac_kwargs,
+                             gamma, polyak, pi_lr, q_lr)
+
+        # Experience buffer
+        replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+
+        # Count variables
+        var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q', 'main'])
+        logger.log('\nNumber of parameters: \t pi: %d, \t q: %d, \t total: %d\n' % var_counts)
+
+        if tensorboard:
+            summary_op = tf.summary.merge([tf.summary.scalar('pi_loss', g.pi_loss),
+                                           tf.summary.scalar('q_loss', g.q_loss)])
+            writer = tf.summary.FileWriter(osp.join(logger.output_dir, 'tensorboard'), graph)
+
+    sess = start_session(graph, logger, g.target_init, inputs={'x': g.x_ph, 'a': g.a_ph},
+                         outputs={'pi': g.pi, 'q': g.q})
+
+    # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
+    pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
+    batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
+    q_step = sess.make_callable([g.q_loss, g.q, g.train_q_op], feed_list=batch_phs)
+    pi_step = sess.make_callable([g.pi_loss, g.train_pi_op, g.target_update],
+                                 feed_list=batch_phs)
+    last_feeds = [None]
+
+    def act(o):
+        return pi_fn(o.reshape(1, -1))[0]
+
+    def update(batch, j):
+        feeds = (batch['obs1'], batch['obs2'], batch['acts'], batch['rews'], batch['done'])
+        # Q-learning update
+        loss_q, q_vals, _ = q_step(*feeds)
+        logger.store(LossQ=loss_q, QVals=q_vals)
+        # Policy update, then the target networks follow.
+        loss_pi, _, _ = pi_step(*feeds)
+        logger.store(LossPi=loss_pi)
+        last_feeds[0] = feeds
+
+    def write_summaries(epoch):
+        if last_feeds[0] is not None:
+            writer.add_summary(sess.run(summary_op, dict(zip(batch_phs, last_feeds[0]))), epoch)
+            writer.flush()
+
+    try:
+        run_off_policy(
+            env, test_env, logger, replay_buffer, act, update, seed=seed,
+            act_low=act_low, act_high=act_high, steps_per_epoch=steps_per_epoch,
+            epochs=epochs, batch_size=batch_size, start_steps=start_steps,
+            update_after=update_after, update_every=update_every,
+            num_test_episodes=num_test_episodes, max_ep_len=max_ep_len, save_freq=save_freq,
+            noise=gaussian_noise(act_noise), update_at_episode_end=update_at_episode_end,
+            diagnostics=[('QVals', dict(with_min_and_max=True)),
+                         ('LossPi', dict(average_only=True)),
+                         ('LossQ', dict(average_only=True))],
+            finite_keys=['LossQ', 'LossPi', 'QVals'],
+            save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
+            on_epoch_end=write_summaries if tensorboard else None)
+    finally:
+        if tensorboard:
+            writer.close()
+
+
+def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor_critic,
+                     ac_kwargs=dict(), gamma=0.99, polyak=0.995, pi_lr=1e-3, q_lr=1e-3):
+    """Build DDPG's graph in the default graph; returns its tensors and ops by name.
+
+    Placeholders ``x_ph, a_ph, x2_ph`` ``(batch, obs_dim|act_dim)``, ``r_ph, d_ph``
+    ``(batch,)``; outputs ``pi`` ``(batch, act_dim)``, ``q, q_pi, q_pi_targ, backup``
+    ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update`` and
+    ``target_init``.
+    """
+    # Share information about action space with policy architecture
+    ac_kwargs = dict(ac_kwargs, action_space=action_space)
+
+    # Inputs to computation graph
+    x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
+
+    # Main outputs from computation graph
+    with tf.variable_scope('main'):
+        pi, q, q_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
+
+    # Target networks
+    with tf.variable_scope('target'):
+        # Note that the action placeholder going to actor_critic here is irrelevant, because
+        # we only need q_targ(s, pi_targ(s)).
+        pi_targ, _, q_pi_targ = actor_critic(x2_ph, a_ph, **ac_kwargs)
+
+    # Bellman backup for Q function; d_ph is gymnasium's `terminated` (truncation bootstraps)
+    backup = tf.stop_gradient(r_ph + gamma * (1 - d_ph) * q_pi_targ)
+
+    # DDPG losses
+    pi_loss = -tf.reduce_mean(q_pi)
+    q_loss = tf.reduce_mean((q - backup) ** 2)
+
+    # Separate train ops for pi, q (variables picked by exact scope prefix)
+    pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
+    q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
+    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
+    train_q_op = q_optimizer.minimize(q_loss, var_list=get_trainable_vars('main/q'))
+
+    # Polyak averaging for target variables; initializing targets to match main variables
+    target_update = polyak_update_op(polyak)
+    target_init = target_init_op()
+
+    return SimpleNamespace(**{k: v for k, v in locals().items()
+                              if k not in ('ac_kwargs', 'actor_critic', 'action_space')})

@@ -1,0 +1,276 @@
+"""Trust Region Policy Optimization (TRPO) and Natural Policy Gradient (NPG), TF1 graphs.
+
+Read top to bottom: graph (placeholders from the spaces, actor-critic, surrogate and value
+losses, the flat gradient, the KL Hessian-vector product, get/set of the flat policy
+parameters), session, the update (conjugate gradient, step size from the KL bound, backtracking
+line search for TRPO, the full step for NPG, value-function steps), then the shared on-policy
+loop (``spinup_tf.onpolicy``).
+"""
+from types import SimpleNamespace
+
+import numpy as np
+
+from spinup_tf.tf1 import (tf, placeholders, placeholder_from_space, get_trainable_vars,
+                           count_vars, make_session)
+from spinup_tf.distributions import mlp_actor_critic
+from spinup_tf.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
+                                        assign_params_from_flat, natural_gradient_step,
+                                        backtracking_line_search)
+from spinup_tf.onpolicy import setup_on_policy, run_on_policy, action_shape
+from spinup_tf.onpolicy_buffer import GAEBuffer
+from spinup_tf.envs import UserInputError
+
+
+def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
+         steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
+         train_v_iters=80, damping_coeff=0.1, cg_iters=10, backtrack_iters=10,
+         backtrack_coeff=0.8, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10,
+         algo='trpo'):
+    """Trust Region Policy Optimization (with support for Natural Policy Gradient).
+
+    Args:
+        env_fn: A function which creates a copy of the environment. The environment must
+            satisfy the gymnasium API, with a flat Box observation space and a Discrete or
+            flat Box action space.
+
+        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
+            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
+            computation graph:
+
+            ============  ================  ========================================
+            Symbol        Shape             Description
+            ============  ================  ========================================
+            ``pi``        (batch, act_dim)  | Samples actions from policy given
+                                            | states.
+            ``logp``      (batch,)          | Gives log probability, according to
+                                            | the policy, of taking actions ``a_ph``
+                                            | in states ``x_ph``.
+            ``logp_pi``   (batch,)          | Gives log probability, according to
+                                            | the policy, of the action sampled by
+                                            | ``pi``.
+            ``info``      N/A               | A dict of any intermediate quantities
+                                            | (from calculating the policy or log
+                                            | probabilities) which are needed for
+                                            | analytically computing KL divergence.
+                                            | (eg sufficient statistics of the
+                                            | distributions)
+            ``info_phs``  N/A               | A dict of placeholders for old values
+                                            | of the entries in ``info``.
+            ``d_kl``      ()                | A symbol for computing the mean KL
+                                            | divergence between the current policy
+                                            | (``pi``) and the old policy (as
+                                            | specified by the inputs to
+                                            | ``info_phs``) over the batch of
+                                            | states given in ``x_ph``.
+            ``v``         (batch,)          | Gives the value estimate for states
+                                            | in ``x_ph``. (Critical: make sure
+                                            | to flatten this!)
+            ============  ================  ========================================
+
+        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
+            to TRPO (``hidden_sizes``, ``activation``).
+
+        seed (int): Seed for random number generators (numpy, the graph, the env and its
+            action space).
+
+        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
+            agent and the environment in each epoch.
+
+        epochs (int): Number of epochs of interaction (equivalent to number of policy
+            updates) to perform.
+
+        gamma (float): Discount factor. (Always between 0 and 1.)
+
+        delta (float): KL-divergence limit for TRPO / NPG update. (Should be small for
+            stability. Values like 0.01, 0.05.)
+
+        vf_lr (float): Learning rate for value function optimizer.
+
+        train_v_iters (int): Number of gradient descent steps to take on value function per
+            epoch.
+
+        damping_coeff (float): Artifact for numerical stability, should be smallish.
+            Adjusts Hessian-vector product calculation:
+
+            .. math:: Hv \\rightarrow (\\alpha I + H)v
+
+            where :math:`\\alpha` is the damping coefficient. Probably don't play with this
+            hyperparameter.
+
+        cg_iters (int): Number of iterations of conjugate gradient to perform. Increasing
+            this will lead to a more accurate approximation to :math:`H^{-1} g`, and possibly
+            slightly-improved performance, but at the cost of slowing things down. Also
+            probably don't play with this hyperparameter.
+
+        backtrack_iters (int): Maximum number of steps allowed in the backtracking line
+            search. Since the line search usually doesn't backtrack, and usually only steps
+            back once when it does, this hyperparameter doesn't often matter.
+
+        backtrack_coeff (float): How far back to step during backtracking line search.
+            (Always between 0 and 1, usually above 0.5.)
+
+        lam (float): Lambda for GAE-Lambda. (Always between 0 and 1, close to 1.)
+
+        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
+            truncation: the value target bootstraps from V(s_T).
+
+        logger_kwargs (dict): Keyword args for EpochLogger.
+
+        save_freq (int): How often (in terms of gap between epochs) to save the current
+            policy and value function.
+
+        algo: Either 'trpo' or 'npg': this code supports both, since they are almost the
+            same.
+    """
+    config = dict(locals())  # every hyperparameter, recorded in config.json below
+    if algo not in ('trpo', 'npg'):
+        raise UserInputError("algo must be 'trpo' or 'npg', got %r" % (algo,))
+
+    env, obs_dim, logger = setup_on_policy(algo, env_fn, config, logger_kwargs,
+                                           steps_per_epoch, epochs)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(seed)
+        np.random.seed(seed)
+
+        g = build_trpo_graph(env.observation_space, env.action_space, actor_critic,
+                             ac_kwargs, vf_lr)
+
+        # Experience buffer
+        info_shapes = {k: v.shape.as_list()[1:] for k, v in g.info_phs.items()}
+        buf = GAEBuffer(obs_dim, action_shape(env.action_space), steps_per_epoch, info_shapes,
+                        gamma, lam)
+
+        # Count variables
+        var_counts = tuple(count_vars(scope) for scope in ['pi', 'v'])
+        logger.log('\nNumber of parameters: \t pi: %d, \t v: %d\n' % var_counts)
+
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+        logger.setup_tf_saver(sess, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
+    graph.finalize()
+
+    # One callable per kind of call; the batch is fed once per callable call.
+    step_fn = sess.make_callable(g.get_action_ops, feed_list=[g.x_ph])
+    v_fn = sess.make_callable(g.v, feed_list=[g.x_ph])
+    grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
+                                         feed_list=g.all_phs)
+    hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
+    set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
+    kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
+    train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
+    v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
+
+    def step(o):
+        a, v_t, logp_t, *info_t = step_fn(o.reshape(1, -1))
+        return a[0], v_t[0], logp_t[0], [x[0] for x in info_t]
+
+    def value(o):
+        return v_fn(o.reshape(1, -1))[0]
+
+    def update(buf):
+        inputs = buf.get()
+        grad, pi_l_old, v_l_old = grad_and_losses(*inputs)
+
+        # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound.
+        x, alpha, full_step = natural_gradient_step(
+            grad, lambda v: hvp_fn(v, *inputs), delta, cg_iters, damping_coeff)
+        old_params = sess.run(g.get_pi_params)
+
+        def set_and_eval(params):
+            set_params(params)
+            return kl_and_loss(*inputs)
+
+        if algo == 'npg':
+            # npg has no backtracking or hard kl constraint enforcement
+            kl, pi_l_new = set_and_eval(old_params - full_step)
+        else:
+            # trpo augments npg with backtracking line search, hard kl
+            j, kl, pi_l_new = backtracking_line_search(
+                set_and_eval, old_params, full_step, delta, pi_l_old, backtrack_iters,
+                backtrack_coeff)
+            if j == backtrack_iters:
+                logger.log('Line search failed! Keeping old params.', 'yellow')
+            logger.store(BacktrackIters=j)
+
+        # Value function updates
+        for _ in range(train_v_iters):
+            train_v(*inputs)
+        v_l_new = v_loss_fn(*inputs)
+
+        # Log changes from update
+        logger.store(LossPi=pi_l_old, LossV=v_l_old, KL=kl,
+                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
+
+    diagnostics = [(k, dict(average_only=True)) for k in
+                   ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL']]
+    if algo == 'trpo':
+        diagnostics.append(('BacktrackIters', dict(average_only=True)))
+    run_on_policy(env, logger, buf, step, value, update, seed=seed,
+                  steps_per_epoch=steps_per_epoch, epochs=epochs, max_ep_len=max_ep_len,
+                  save_freq=save_freq, diagnostics=diagnostics,
+                  finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
+                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+
+
+def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
+        steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
+        train_v_iters=80, damping_coeff=0.1, cg_iters=10, lam=0.97, max_ep_len=1000,
+        logger_kwargs=dict(), save_freq=10):
+    """Natural Policy Gradient: TRPO's update with the full step ``sqrt(2δ / xᵀHx)·x`` and
+    no line search. Arguments as :func:`trpo`."""
+    return trpo(env_fn, actor_critic=actor_critic, ac_kwargs=ac_kwargs, seed=seed,
+                steps_per_epoch=steps_per_epoch, epochs=epochs, gamma=gamma, delta=delta,
+                vf_lr=vf_lr, train_v_iters=train_v_iters, damping_coeff=damping_coeff,
+                cg_iters=cg_iters, lam=lam, max_ep_len=max_ep_len,
+                logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg')
+
+
+def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
+                     ac_kwargs=dict(), vf_lr=1e-3):
+    """Build TRPO's graph in the default graph; returns its tensors and ops by name.
+
+    ``all_phs = [x_ph, a_ph, adv_ph, ret_ph, logp_old_ph] + old info placeholders`` (sorted by
+    key), in the order of ``GAEBuffer.get()``; ``get_action_ops = [pi, v, logp_pi] + info``;
+    ``gradient`` the flat ``(n_pi,)`` gradient of ``pi_loss``; ``hvp`` the flat product of the
+    KL Hessian with ``v_ph``; ``get_pi_params`` / ``set_pi_params`` (from ``v_ph``) the flat
+    policy parameters.
+    """
+    # Share information about action space with policy architecture
+    ac_kwargs = dict(ac_kwargs, action_space=action_space)
+
+    # Inputs to computation graph
+    x_ph = placeholder_from_space(observation_space)
+    a_ph = placeholder_from_space(action_space)
+    adv_ph, ret_ph, logp_old_ph = placeholders(None, None, None)
+
+    # Main outputs from computation graph, plus placeholders for old pdist (for KL)
+    pi, logp, logp_pi, info, info_phs, d_kl, v = actor_critic(x_ph, a_ph, **ac_kwargs)
+
+    # Need all placeholders in *this* order later (to zip with data from buffer)
+    all_phs = [x_ph, a_ph, adv_ph, ret_ph, logp_old_ph] + [info_phs[k] for k in sorted(info_phs)]
+
+    # Every step, get: action, value, logprob, & info for pdist (for computing kl div)
+    get_action_ops = [pi, v, logp_pi] + [info[k] for k in sorted(info)]
+
+    # TRPO losses
+    ratio = tf.exp(logp - logp_old_ph)  # pi(a|s) / pi_old(a|s)
+    pi_loss = -tf.reduce_mean(ratio * adv_ph)
+    v_loss = tf.reduce_mean((ret_ph - v) ** 2)
+
+    # Optimizer for value function
+    train_vf = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
+        v_loss, var_list=get_trainable_vars('v'))
+
+    # Symbols needed for CG solver (damping is added in natural_gradient_step)
+    pi_params = get_trainable_vars('pi')
+    gradient = flat_grad(pi_loss, pi_params)
+    v_ph, hvp = hessian_vector_product(d_kl, pi_params)
+
+    # Symbols for getting and setting params
+    get_pi_params = flat_concat(pi_params)
+    set_pi_params = assign_params_from_flat(v_ph, pi_params)
+
+    return SimpleNamespace(**{k: v for k, v in locals().items()
+                              if k not in ('ac_kwargs', 'actor_critic')})

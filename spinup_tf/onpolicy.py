@@ -1,0 +1,137 @@
+"""The interaction loop shared by the on-policy algorithms (TRPO, NPG; VPG and PPO later).
+
+Each epoch collects exactly ``steps_per_epoch`` steps with the current stochastic policy
+into a ``GAEBuffer``, closes every trajectory with the right bootstrap value, then hands the
+buffer to the algorithm's ``update`` and writes the epoch's log row.
+
+Bootstrapping: a trajectory that *terminated* gets ``last_val = 0``; one that was *cut* (the
+env's time limit, ``max_ep_len``, or the end of the epoch) gets ``last_val = V(s_T)`` of the
+real next observation. (Spinning Up's ``last_val = r if d else v`` was a slip.)
+"""
+import time
+
+import numpy as np
+from gymnasium.spaces import Box
+
+from spinup_tf.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id_of, \
+    UserInputError
+from spinup_tf.logx import EpochLogger
+from spinup_tf.offpolicy import check_finite
+
+
+def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
+    """Make the env, check its spaces and the budget, then start the logger (config.json).
+
+    Returns:
+        ``(env, obs_dim, logger)``.
+    """
+    env = env_fn()
+    try:
+        obs_dim = flat_obs_dim(env.observation_space, algo)
+        check_discrete_or_box(env.action_space, algo)
+        for name, value in [('steps_per_epoch', steps_per_epoch), ('epochs', epochs)]:
+            if not isinstance(value, (int, np.integer)) or value <= 0:
+                raise UserInputError('%s must be a positive integer, got %r' % (name, value))
+    except Exception:
+        env.close()
+        raise
+    logger = EpochLogger(**logger_kwargs)
+    logger.save_config(dict(config, env_id=env_id_of(env)))
+    return env, obs_dim, logger
+
+
+def action_shape(space):
+    """``()`` for Discrete, ``space.shape`` for Box: the shape of one stored action."""
+    return space.shape if isinstance(space, Box) else ()
+
+
+def run_on_policy(env, logger, buf, step, value, update, *, seed, steps_per_epoch, epochs,
+                  max_ep_len, save_freq, diagnostics, finite_keys, save_state=None,
+                  session=None):
+    """Collect an epoch, update, log; ``epochs`` times.
+
+    Args:
+        step: ``step(o) -> (a, v, logp, info)`` samples an action ``(act_dim,)`` (a scalar for
+            Discrete) with its value estimate, log-likelihood and the policy's distribution
+            parameters (a sequence in sorted-key order), all in one ``sess.run``.
+        value: ``value(o) -> V(o)``, for bootstrapping cut trajectories.
+        update: ``update(buf)`` trains on the full buffer and stores its diagnostics.
+        diagnostics: ``(key, log_tabular kwargs)`` logged after TotalEnvInteracts.
+        finite_keys: diagnostics that must stay finite (else ``NonFiniteError``).
+        save_state: ``save_state(epoch)``; called every ``save_freq`` epochs, at the last one,
+            and with ``None`` on Ctrl-C.
+        session: closed, with the logger and env, when the loop ends for any reason.
+
+    A Box action is clipped to the action space when it is sent to the env, but stored
+    unclipped, so that its log-likelihood matches what the policy sampled.
+    """
+    try:
+        _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs,
+              max_ep_len, save_freq, diagnostics, finite_keys, save_state)
+    except KeyboardInterrupt:
+        logger.log('Interrupted: saving the current model before exiting.', 'yellow')
+        if save_state is not None:
+            save_state(None)
+        raise
+    finally:
+        logger.close()
+        env.close()
+        if session is not None:
+            session.close()
+
+
+def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, max_ep_len,
+          save_freq, diagnostics, finite_keys, save_state):
+    space = env.action_space
+    clip = (isinstance(space, Box) and np.all(np.isfinite(space.low))
+            and np.all(np.isfinite(space.high)))
+    start_time = time.time()
+    o = seed_env(env, seed)
+    ep_ret, ep_len = 0.0, 0
+
+    for epoch in range(1, epochs + 1):
+        for t in range(steps_per_epoch):
+            a, v_t, logp_t, info_t = step(o)
+            o2, r, terminated, truncated, _ = env.step(np.clip(a, space.low, space.high)
+                                                       if clip else a)
+            ep_ret += r
+            ep_len += 1
+
+            # save and log
+            buf.store(o, a, r, v_t, logp_t, info_t)
+            logger.store(VVals=v_t)
+
+            # Update obs (critical!)
+            o = o2
+
+            truncated = truncated or ep_len == max_ep_len
+            epoch_ended = t == steps_per_epoch - 1
+            if terminated or truncated or epoch_ended:
+                if epoch_ended and not (terminated or truncated):
+                    logger.log('Warning: trajectory cut off by epoch at %d steps.' % ep_len,
+                               'yellow')
+                # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
+                buf.finish_path(0.0 if terminated else value(o))
+                if terminated or truncated:
+                    # only save EpRet / EpLen if the episode really ended
+                    logger.store(EpRet=ep_ret, EpLen=ep_len)
+                o, _ = env.reset()
+                ep_ret, ep_len = 0.0, 0
+
+        # Perform the update, check it, then save.
+        update(buf)
+        check_finite(logger, finite_keys, epoch)
+        if save_state is not None and ((save_freq and epoch % save_freq == 0)
+                                       or epoch == epochs):
+            save_state(epoch)
+
+        # Log info about epoch
+        logger.log_tabular('Epoch', epoch)
+        logger.log_tabular('EpRet', with_min_and_max=True)
+        logger.log_tabular('EpLen', average_only=True)
+        logger.log_tabular('VVals', with_min_and_max=True)
+        logger.log_tabular('TotalEnvInteracts', epoch * steps_per_epoch)
+        for key, kwargs in diagnostics:
+            logger.log_tabular(key, **kwargs)
+        logger.log_tabular('Time', time.time() - start_time)
+        logger.dump_tabular()
