@@ -10,13 +10,9 @@ import time
 
 import numpy as np
 
-from spinup_tf.envs import (seed_env, UserInputError, flat_obs_dim, box_action_bounds,
-                            env_id_of)
+from spinup_tf.envs import seed_env, flat_obs_dim, box_action_bounds, env_id_of
 from spinup_tf.logx import EpochLogger
-
-
-class NonFiniteError(FloatingPointError):
-    """A loss or diagnostic became NaN or infinite; the run stops, keeping the last model."""
+from spinup_tf.training import check_finite, check_positive_ints
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -33,7 +29,8 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
     try:
         obs_dim = flat_obs_dim(env.observation_space, algo)
         act_low, act_high = box_action_bounds(env.action_space, algo)
-        check_budget(steps_per_epoch, epochs, batch_size, replay_size)
+        check_positive_ints(steps_per_epoch=steps_per_epoch, epochs=epochs,
+                            batch_size=batch_size, replay_size=replay_size)
     except Exception:
         env.close()
         test_env.close()
@@ -41,22 +38,6 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
     logger = EpochLogger(**logger_kwargs)
     logger.save_config(dict(config, env_id=env_id_of(env)))
     return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
-
-
-def start_session(graph, logger, target_init, inputs, outputs):
-    """A session on ``graph`` with variables initialised and targets copied from main.
-
-    Registers ``inputs``/``outputs`` for the SavedModel, then finalizes the graph: nothing
-    can add ops in the training loop (no silent graph growth).
-    """
-    from spinup_tf.tf1 import tf, make_session
-    with graph.as_default():
-        sess = make_session(graph)
-        sess.run(tf.global_variables_initializer())
-        sess.run(target_init)
-        logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
-    graph.finalize()
-    return sess
 
 
 def gaussian_noise(act_noise):
@@ -199,20 +180,3 @@ def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_
             logger.dump_tabular()
             if on_epoch_end is not None:
                 on_epoch_end(epoch)
-
-
-def check_finite(logger, keys, epoch):
-    """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value is NaN/Inf."""
-    for key in keys:
-        values = logger.epoch_dict.get(key, [])
-        if values and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in values]))):
-            raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (the last saved '
-                                 'model is from before this epoch)' % (epoch, key))
-
-
-def check_budget(steps_per_epoch, epochs, batch_size, replay_size):
-    """Reject budgets that cannot give a single complete epoch or a single batch."""
-    for name, value in [('steps_per_epoch', steps_per_epoch), ('epochs', epochs),
-                        ('batch_size', batch_size), ('replay_size', replay_size)]:
-        if not isinstance(value, (int, np.integer)) or value <= 0:
-            raise UserInputError('%s must be a positive integer, got %r' % (name, value))

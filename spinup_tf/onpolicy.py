@@ -13,10 +13,11 @@ import time
 import numpy as np
 from gymnasium.spaces import Box
 
-from spinup_tf.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id_of, \
-    UserInputError
+from spinup_tf.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id_of
 from spinup_tf.logx import EpochLogger
-from spinup_tf.offpolicy import check_finite
+from spinup_tf.onpolicy_buffer import GAEBuffer
+from spinup_tf.tf1 import tf, placeholders, placeholder_from_space
+from spinup_tf.training import check_finite, check_positive_ints
 
 
 def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
@@ -29,9 +30,7 @@ def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs
     try:
         obs_dim = flat_obs_dim(env.observation_space, algo)
         check_discrete_or_box(env.action_space, algo)
-        for name, value in [('steps_per_epoch', steps_per_epoch), ('epochs', epochs)]:
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise UserInputError('%s must be a positive integer, got %r' % (name, value))
+        check_positive_ints(steps_per_epoch=steps_per_epoch, epochs=epochs)
     except Exception:
         env.close()
         raise
@@ -40,9 +39,53 @@ def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs
     return env, obs_dim, logger
 
 
-def action_shape(space):
-    """``()`` for Discrete, ``space.shape`` for Box: the shape of one stored action."""
-    return space.shape if isinstance(space, Box) else ()
+def build_policy_graph(observation_space, action_space, actor_critic, ac_kwargs,
+                       with_info=False):
+    """The graph pieces VPG, PPO and TRPO share, built in the default graph.
+
+    Placeholders come from the spaces (int32 actions for Discrete): ``x_ph``, ``a_ph``,
+    ``adv_ph``, ``ret_ph``, ``logp_old_ph``. The actor-critic gives ``pi, logp, logp_pi,
+    info, info_phs, d_kl, v``. ``all_phs`` lists the placeholders in the order of
+    ``GAEBuffer.get()`` (with the old policy's ``info_phs``, sorted by key, when
+    ``with_info``, as TRPO's KL needs); ``get_action_ops = [pi, v, logp_pi] (+ info)`` is
+    what one environment step fetches; ``v_loss`` is the value regression loss.
+
+    Returns:
+        a ``dict`` of all of the above.
+    """
+    ac_kwargs = dict(ac_kwargs, action_space=action_space)
+    x_ph = placeholder_from_space(observation_space)
+    a_ph = placeholder_from_space(action_space)
+    adv_ph, ret_ph, logp_old_ph = placeholders(None, None, None)
+    pi, logp, logp_pi, info, info_phs, d_kl, v = actor_critic(x_ph, a_ph, **ac_kwargs)
+    info_keys = sorted(info_phs) if with_info else []
+    # Need all placeholders in *this* order later (to zip with data from buffer)
+    all_phs = [x_ph, a_ph, adv_ph, ret_ph, logp_old_ph] + [info_phs[k] for k in info_keys]
+    # Every step, get: action, value, logprob (and info for pdist, for computing kl div)
+    get_action_ops = [pi, v, logp_pi] + [info[k] for k in info_keys]
+    v_loss = tf.reduce_mean((ret_ph - v) ** 2)
+    info_shapes = {k: info_phs[k].shape.as_list()[1:] for k in info_keys}
+    return dict(locals(), ac_kwargs=ac_kwargs)
+
+
+def make_buffer(obs_dim, action_space, steps_per_epoch, info_shapes, gamma, lam):
+    """A ``GAEBuffer`` for one epoch, storing scalar actions for Discrete spaces."""
+    act_shape = action_space.shape if isinstance(action_space, Box) else ()
+    return GAEBuffer(obs_dim, act_shape, steps_per_epoch, info_shapes, gamma, lam)
+
+
+def policy_step_fns(sess, x_ph, get_action_ops, v):
+    """``(step, value)`` callables for the loop, each one ``sess.run`` per call."""
+    step_fn = sess.make_callable(get_action_ops, feed_list=[x_ph])
+    v_fn = sess.make_callable(v, feed_list=[x_ph])
+
+    def step(o):
+        a, v_t, logp_t, *info_t = step_fn(o.reshape(1, -1))
+        return a[0], v_t[0], logp_t[0], [x[0] for x in info_t]
+
+    def value(o):
+        return v_fn(o.reshape(1, -1))[0]
+    return step, value
 
 
 def run_on_policy(env, logger, buf, step, value, update, *, seed, steps_per_epoch, epochs,

@@ -5,7 +5,8 @@ from gymnasium.spaces import Box
 import pytest
 
 from spinup_tf.logx import EpochLogger
-from spinup_tf.offpolicy import run_off_policy, NonFiniteError, check_budget
+from spinup_tf.offpolicy import run_off_policy
+from spinup_tf.training import NonFiniteError, check_positive_ints
 from spinup_tf.envs import UserInputError
 from spinup_tf.replay_buffer import ReplayBuffer
 
@@ -106,4 +107,4 @@ def test_budget_must_be_positive_integers(kw):
     args = dict(steps_per_epoch=10, epochs=1, batch_size=4, replay_size=100)
     args.update(kw)
     with pytest.raises(UserInputError):
-        check_budget(**args)
+        check_positive_ints(**args)

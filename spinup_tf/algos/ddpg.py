@@ -14,8 +14,8 @@ import numpy as np
 from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
                            target_init_op)
 from spinup_tf.actor_critics import mlp_ddpg_actor_critic
-from spinup_tf.offpolicy import (setup_off_policy, start_session, run_off_policy,
-                                 gaussian_noise)
+from spinup_tf.offpolicy import setup_off_policy, run_off_policy, gaussian_noise
+from spinup_tf.training import start_session
 from spinup_tf.replay_buffer import ReplayBuffer
 
 
@@ -134,8 +134,9 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
                                            tf.summary.scalar('q_loss', g.q_loss)])
             writer = tf.summary.FileWriter(osp.join(logger.output_dir, 'tensorboard'), graph)
 
-    sess = start_session(graph, logger, g.target_init, inputs={'x': g.x_ph, 'a': g.a_ph},
-                         outputs={'pi': g.pi, 'q': g.q})
+    sess = start_session(graph, logger, inputs={'x': g.x_ph, 'a': g.a_ph},
+                         outputs={'pi': g.pi, 'q': g.q},
+                         init_ops=[g.target_init])
 
     # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])

@@ -11,8 +11,8 @@ import numpy as np
 from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
                            target_init_op)
 from spinup_tf.actor_critics import mlp_td3_actor_critic
-from spinup_tf.offpolicy import (setup_off_policy, start_session, run_off_policy,
-                                 gaussian_noise)
+from spinup_tf.offpolicy import setup_off_policy, run_off_policy, gaussian_noise
+from spinup_tf.training import start_session
 from spinup_tf.replay_buffer import ReplayBuffer
 
 
@@ -130,8 +130,9 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         logger.log('\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n'
                    % var_counts)
 
-    sess = start_session(graph, logger, g.target_init, inputs={'x': g.x_ph, 'a': g.a_ph},
-                         outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2})
+    sess = start_session(graph, logger, inputs={'x': g.x_ph, 'a': g.a_ph},
+                         outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2},
+                         init_ops=[g.target_init])
 
     # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])

@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import (tf, placeholders, placeholder_from_space, get_trainable_vars,
-                           count_vars, make_session)
+from spinup_tf.tf1 import tf, get_trainable_vars, count_vars
 from spinup_tf.distributions import mlp_actor_critic
 from spinup_tf.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
                                         assign_params_from_flat, natural_gradient_step,
                                         backtracking_line_search)
-from spinup_tf.onpolicy import setup_on_policy, run_on_policy, action_shape
-from spinup_tf.onpolicy_buffer import GAEBuffer
+from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
+                                make_buffer, policy_step_fns)
+from spinup_tf.training import start_session
 from spinup_tf.envs import UserInputError
 
 
@@ -138,22 +138,16 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                              ac_kwargs, vf_lr)
 
         # Experience buffer
-        info_shapes = {k: v.shape.as_list()[1:] for k, v in g.info_phs.items()}
-        buf = GAEBuffer(obs_dim, action_shape(env.action_space), steps_per_epoch, info_shapes,
-                        gamma, lam)
+        buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, g.info_shapes, gamma, lam)
 
         # Count variables
         var_counts = tuple(count_vars(scope) for scope in ['pi', 'v'])
         logger.log('\nNumber of parameters: \t pi: %d, \t v: %d\n' % var_counts)
 
-        sess = make_session(graph)
-        sess.run(tf.global_variables_initializer())
-        logger.setup_tf_saver(sess, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
-    graph.finalize()
+    sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
 
-    # One callable per kind of call; the batch is fed once per callable call.
-    step_fn = sess.make_callable(g.get_action_ops, feed_list=[g.x_ph])
-    v_fn = sess.make_callable(g.v, feed_list=[g.x_ph])
+    # One callable per kind of call: no feed-dict building or fetch lookup per call.
+    step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
     grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
                                          feed_list=g.all_phs)
     hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
@@ -161,13 +155,6 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
     train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
     v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
-
-    def step(o):
-        a, v_t, logp_t, *info_t = step_fn(o.reshape(1, -1))
-        return a[0], v_t[0], logp_t[0], [x[0] for x in info_t]
-
-    def value(o):
-        return v_fn(o.reshape(1, -1))[0]
 
     def update(buf):
         inputs = buf.get()
@@ -231,46 +218,29 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
                      ac_kwargs=dict(), vf_lr=1e-3):
     """Build TRPO's graph in the default graph; returns its tensors and ops by name.
 
-    ``all_phs = [x_ph, a_ph, adv_ph, ret_ph, logp_old_ph] + old info placeholders`` (sorted by
-    key), in the order of ``GAEBuffer.get()``; ``get_action_ops = [pi, v, logp_pi] + info``;
-    ``gradient`` the flat ``(n_pi,)`` gradient of ``pi_loss``; ``hvp`` the flat product of the
-    KL Hessian with ``v_ph``; ``get_pi_params`` / ``set_pi_params`` (from ``v_ph``) the flat
-    policy parameters.
+    Everything of :func:`spinup_tf.onpolicy.build_policy_graph` (with the old policy's info
+    placeholders, for the KL), plus ``pi_loss``, ``train_vf``, ``gradient`` the flat
+    ``(n_pi,)`` gradient of ``pi_loss``, ``hvp`` the flat product of the KL Hessian with
+    ``v_ph``, and ``get_pi_params`` / ``set_pi_params`` (from ``v_ph``) the flat policy
+    parameters.
     """
-    # Share information about action space with policy architecture
-    ac_kwargs = dict(ac_kwargs, action_space=action_space)
-
-    # Inputs to computation graph
-    x_ph = placeholder_from_space(observation_space)
-    a_ph = placeholder_from_space(action_space)
-    adv_ph, ret_ph, logp_old_ph = placeholders(None, None, None)
-
-    # Main outputs from computation graph, plus placeholders for old pdist (for KL)
-    pi, logp, logp_pi, info, info_phs, d_kl, v = actor_critic(x_ph, a_ph, **ac_kwargs)
-
-    # Need all placeholders in *this* order later (to zip with data from buffer)
-    all_phs = [x_ph, a_ph, adv_ph, ret_ph, logp_old_ph] + [info_phs[k] for k in sorted(info_phs)]
-
-    # Every step, get: action, value, logprob, & info for pdist (for computing kl div)
-    get_action_ops = [pi, v, logp_pi] + [info[k] for k in sorted(info)]
+    g = SimpleNamespace(**build_policy_graph(observation_space, action_space, actor_critic,
+                                             ac_kwargs, with_info=True))
 
     # TRPO losses
-    ratio = tf.exp(logp - logp_old_ph)  # pi(a|s) / pi_old(a|s)
-    pi_loss = -tf.reduce_mean(ratio * adv_ph)
-    v_loss = tf.reduce_mean((ret_ph - v) ** 2)
+    ratio = tf.exp(g.logp - g.logp_old_ph)  # pi(a|s) / pi_old(a|s)
+    g.pi_loss = -tf.reduce_mean(ratio * g.adv_ph)
 
     # Optimizer for value function
-    train_vf = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
-        v_loss, var_list=get_trainable_vars('v'))
+    g.train_vf = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
+        g.v_loss, var_list=get_trainable_vars('v'))
 
     # Symbols needed for CG solver (damping is added in natural_gradient_step)
     pi_params = get_trainable_vars('pi')
-    gradient = flat_grad(pi_loss, pi_params)
-    v_ph, hvp = hessian_vector_product(d_kl, pi_params)
+    g.gradient = flat_grad(g.pi_loss, pi_params)
+    g.v_ph, g.hvp = hessian_vector_product(g.d_kl, pi_params)
 
     # Symbols for getting and setting params
-    get_pi_params = flat_concat(pi_params)
-    set_pi_params = assign_params_from_flat(v_ph, pi_params)
-
-    return SimpleNamespace(**{k: v for k, v in locals().items()
-                              if k not in ('ac_kwargs', 'actor_critic')})
+    g.get_pi_params = flat_concat(pi_params)
+    g.set_pi_params = assign_params_from_flat(g.v_ph, pi_params)
+    return g

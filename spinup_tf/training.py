@@ -1,0 +1,42 @@
+"""Pieces every training loop shares: budget checks, the NaN/Inf guard, session start-up."""
+import numpy as np
+
+from spinup_tf.envs import UserInputError
+
+
+class NonFiniteError(FloatingPointError):
+    """A loss or diagnostic became NaN or infinite; the run stops, keeping the last model."""
+
+
+def check_positive_ints(**values):
+    """Raise ``UserInputError`` unless every value is a positive integer (budgets, sizes)."""
+    for name, value in values.items():
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
+            raise UserInputError('%s must be a positive integer, got %r' % (name, value))
+
+
+def check_finite(logger, keys, epoch):
+    """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value is NaN/Inf."""
+    for key in keys:
+        values = logger.epoch_dict.get(key, [])
+        if values and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in values]))):
+            raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (the last saved '
+                                 'model is from before this epoch)' % (epoch, key))
+
+
+def start_session(graph, logger, inputs, outputs, init_ops=()):
+    """A session on ``graph`` with variables initialised, then ``init_ops`` run (e.g. copying
+    main into target).
+
+    Registers ``inputs``/``outputs`` for the SavedModel, then finalizes the graph: nothing
+    can add ops in the training loop (no silent graph growth).
+    """
+    from spinup_tf.tf1 import tf, make_session
+    with graph.as_default():
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+        for op in init_ops:
+            sess.run(op)
+        logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
+    graph.finalize()
+    return sess
