@@ -40,28 +40,40 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
     return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
 
 
-def gaussian_noise(act_noise):
-    """Spinning Up's exploration noise: ``act_noise * N(0, I)`` (uses numpy's global RNG)."""
-    def sample(act_dim):
-        return act_noise * np.random.randn(act_dim)
-    return sample
+class NoisyPolicy:
+    """Training-time actions of a deterministic policy: ``clip(act(o) + noise, low, high)``.
+
+    ``reset()`` (called at the start of every episode) resets the noise process, which
+    matters for the temporally correlated ones (OU, coloured noise).
+    """
+
+    def __init__(self, act, noise, act_low, act_high):
+        self.act, self.noise = act, noise
+        self.act_low, self.act_high = act_low, act_high
+        self.act_dim = int(np.prod(act_low.shape))
+
+    def __call__(self, o):
+        return np.clip(self.act(o) + self.noise(self.act_dim), self.act_low, self.act_high)
+
+    def reset(self):
+        self.noise.reset()
 
 
-def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
-                   act_low, act_high, steps_per_epoch, epochs, batch_size, start_steps,
+def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *, seed,
+                   steps_per_epoch, epochs, batch_size, start_steps,
                    update_after, update_every, num_test_episodes, max_ep_len, save_freq,
-                   diagnostics, finite_keys, noise=None, update_at_episode_end=False,
+                   diagnostics, finite_keys, update_at_episode_end=False,
                    save_state=None, session=None, on_epoch_end=None):
     """Collect experience, update, test and log, epoch after epoch.
 
     Args:
         act: ``act(o)`` maps an observation ``(obs_dim,)`` to the deterministic action
-            ``(act_dim,)`` of the current policy.
+            ``(act_dim,)`` of the current policy (used in the test episodes).
+        explore: ``explore(o)`` gives the training action after ``start_steps`` (e.g. a
+            ``NoisyPolicy``, or SAC's sampled action); its ``reset()``, if any, is called at
+            the start of every episode.
         update: ``update(batch, j)`` runs gradient step ``j`` of an update window on a
             replay batch (a dict of arrays) and stores its diagnostics in the logger.
-        act_low, act_high: ``(act_dim,)`` bounds; noisy actions are clipped to them.
-        noise: ``noise(act_dim) -> (act_dim,)`` exploration noise (Gaussian if None); it may
-            carry a ``reset()`` called at the start of every episode (OU, coloured noise).
         update_at_episode_end (bool): run all updates at the end of each trajectory, one per
             step it had (the DDPG seed's schedule) instead of ``update_every`` steps at a time.
         diagnostics: list of ``(key, log_tabular kwargs)`` the algorithm adds after
@@ -88,17 +100,12 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, update, *, seed,
             session.close()
 
 
-def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_high,
+def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
           steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
-          num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys, noise,
+          num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
           update_at_episode_end, save_state, session, on_epoch_end):
-    act_dim = int(np.prod(act_low.shape))
-    noise = noise if noise is not None else gaussian_noise(0.1)
     start_time = time.time()
-
-    def noisy_action(o):
-        a = act(o) + noise(act_dim)
-        return np.clip(a, act_low, act_high)
+    reset_exploration = getattr(explore, 'reset', lambda: None)
 
     test_seeded = [False]
 
@@ -123,16 +130,15 @@ def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_
             update(replay_buffer.sample_batch(batch_size), j)
 
     o = seed_env(env, seed)
-    if hasattr(noise, 'reset'):
-        noise.reset()
+    reset_exploration()
     ep_ret, ep_len = 0.0, 0
     total_steps = steps_per_epoch * epochs
 
     for t in range(total_steps):
         # Until start_steps have elapsed, sample actions uniformly at random for better
-        # exploration (the action space is seeded). Afterwards, use the policy plus noise.
+        # exploration (the action space is seeded). Afterwards, explore with the policy.
         if t >= start_steps:
-            a = noisy_action(o)
+            a = explore(o)
         else:
             a = env.action_space.sample()
 
@@ -152,8 +158,7 @@ def _loop(env, test_env, logger, replay_buffer, act, update, seed, act_low, act_
                 run_updates(ep_len)
             logger.store(EpRet=ep_ret, EpLen=ep_len)
             o, _ = env.reset()
-            if hasattr(noise, 'reset'):
-                noise.reset()
+            reset_exploration()
             ep_ret, ep_len = 0.0, 0
 
         if not update_at_episode_end and t >= update_after and t % update_every == 0:

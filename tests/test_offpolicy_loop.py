@@ -41,9 +41,8 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
         calls.append((buf.size, j))
         logger.store(LossQ=loss)
 
-    run_off_policy(env_fn(), env_fn(), logger, buf, act=lambda o: np.zeros(1), update=update,
-                   seed=0, act_low=np.array([-1.0]), act_high=np.array([1.0]),
-                   steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
+    run_off_policy(env_fn(), env_fn(), logger, buf, act=lambda o: np.zeros(1),
+                   explore=lambda o: np.zeros(1), update=update, seed=0, steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
                    update_after=update_after, update_every=update_every, num_test_episodes=1,
                    max_ep_len=max_ep_len, save_freq=1, diagnostics=[('LossQ', {})],
                    finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end)

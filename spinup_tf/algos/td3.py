@@ -11,7 +11,8 @@ import numpy as np
 from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
                            target_init_op)
 from spinup_tf.actor_critics import mlp_td3_actor_critic
-from spinup_tf.offpolicy import setup_off_policy, run_off_policy, gaussian_noise
+from spinup_tf.noise import GaussianNoise
+from spinup_tf.offpolicy import setup_off_policy, run_off_policy, NoisyPolicy
 from spinup_tf.training import start_session
 from spinup_tf.replay_buffer import ReplayBuffer
 
@@ -154,11 +155,12 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
             logger.store(LossPi=loss_pi)
 
     run_off_policy(
-        env, test_env, logger, replay_buffer, act, update, seed=seed,
-        act_low=act_low, act_high=act_high, steps_per_epoch=steps_per_epoch, epochs=epochs,
+        env, test_env, logger, replay_buffer, act,
+        NoisyPolicy(act, GaussianNoise(act_noise), act_low, act_high), update, seed=seed,
+        steps_per_epoch=steps_per_epoch, epochs=epochs,
         batch_size=batch_size, start_steps=start_steps, update_after=update_after,
         update_every=update_every, num_test_episodes=num_test_episodes,
-        max_ep_len=max_ep_len, save_freq=save_freq, noise=gaussian_noise(act_noise),
+        max_ep_len=max_ep_len, save_freq=save_freq,
         diagnostics=[('Q1Vals', dict(with_min_and_max=True)),
                      ('Q2Vals', dict(with_min_and_max=True)),
                      ('LossPi', dict(average_only=True)),
