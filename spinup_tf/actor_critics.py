@@ -29,7 +29,7 @@ def scale_to_bounds(squashed, action_space):
     return center + half_range * squashed
 
 
-def _q_value(x, a, hidden_sizes, activation):
+def q_value(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu):
     """``(batch,)`` Q estimate from an MLP on ``concat([x, a])``."""
     return tf.squeeze(mlp(tf.concat([x, a], axis=-1), list(hidden_sizes) + [1], activation,
                           None), axis=1)
@@ -57,11 +57,11 @@ def mlp_td3_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
     with tf.variable_scope('pi'):
         pi = _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space)
     with tf.variable_scope('q1'):
-        q1 = _q_value(x, a, hidden_sizes, activation)
+        q1 = q_value(x, a, hidden_sizes, activation)
     with tf.variable_scope('q2'):
-        q2 = _q_value(x, a, hidden_sizes, activation)
+        q2 = q_value(x, a, hidden_sizes, activation)
     with tf.variable_scope('q1', reuse=True):
-        q1_pi = _q_value(x, pi, hidden_sizes, activation)
+        q1_pi = q_value(x, pi, hidden_sizes, activation)
     return pi, q1, q2, q1_pi
 
 
@@ -81,7 +81,7 @@ def mlp_ddpg_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
     with tf.variable_scope('pi'):
         pi = _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space)
     with tf.variable_scope('q'):
-        q = _q_value(x, a, hidden_sizes, activation)
+        q = q_value(x, a, hidden_sizes, activation)
     with tf.variable_scope('q', reuse=True):
-        q_pi = _q_value(x, pi, hidden_sizes, activation)
+        q_pi = q_value(x, pi, hidden_sizes, activation)
     return pi, q, q_pi

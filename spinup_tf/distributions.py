@@ -8,7 +8,8 @@ the mean KL between the old policy and the current one (``d_kl``), as TRPO needs
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.tf1 import tf, EPS, mlp, placeholder
+from spinup_tf.tf1 import tf, EPS, mlp, dense, placeholder
+from spinup_tf.actor_critics import scale_to_bounds, q_value
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,3 +186,59 @@ def mlp_actor_critic(x, a, hidden_sizes=(64, 64), activation=tf.tanh, output_act
     with tf.variable_scope('v'):
         v = tf.squeeze(mlp(x, list(hidden_sizes) + [1], activation, None), axis=1)
     return pi, logp, logp_pi, info, info_phs, d_kl, v
+
+
+# --------------------------------------------------------------------------------------------
+# SAC: tanh-squashed Gaussian policy
+# --------------------------------------------------------------------------------------------
+LOG_STD_MAX = 2
+LOG_STD_MIN = -20
+
+
+def mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation, output_activation):
+    """Gaussian policy with state-dependent ``log_std`` (clipped to [−20, 2]), then ``tanh``.
+
+    Returns ``mu, pi, logp_pi``: the squashed mean ``(batch, act_dim)`` (deterministic
+    action), a squashed sample ``(batch, act_dim)`` in ``(-1, 1)`` and its log-likelihood
+    ``(batch,)`` with the exact change-of-variables correction
+    :math:`\\log\\pi(a) = \\log\\mathcal{N}(u) - \\sum_i \\log(1 - \\tanh^2 u_i)`, computed in the
+    numerically stable form :math:`\\log(1-\\tanh^2 u) = 2(\\log 2 - u - \\text{softplus}(-2u))`.
+    """
+    net = mlp(x, list(hidden_sizes), activation, activation)
+    mu = dense(net, act_dim, output_activation, name='mu')
+    log_std = dense(net, act_dim, None, name='log_std')
+    log_std = tf.clip_by_value(log_std, LOG_STD_MIN, LOG_STD_MAX)
+    u = mu + tf.random_normal(tf.shape(mu)) * tf.exp(log_std)
+    logp_pi = gaussian_likelihood(u, mu, log_std)
+    logp_pi -= tf.reduce_sum(2 * (np.log(2) - u - tf.nn.softplus(-2 * u)), axis=1)
+    return tf.tanh(mu), tf.tanh(u), logp_pi
+
+
+def mlp_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
+                         output_activation=None, action_space=None):
+    """SAC's squashed Gaussian policy (scope ``pi``) and twin Q functions (``q1``, ``q2``).
+
+    ===========  ================  ======================================
+    Symbol       Shape             Description
+    ===========  ================  ======================================
+    ``mu``       (batch, act_dim)  | Deterministic action (squashed mean),
+                                   | scaled to the action bounds.
+    ``pi``       (batch, act_dim)  | Sampled action, scaled likewise.
+    ``logp_pi``  (batch,)          | log pi(pi|x) of the squashed sample.
+    ``q1``       (batch,)          | First estimate of Q(x, a).
+    ``q2``       (batch,)          | Second estimate of Q(x, a).
+    ===========  ================  ======================================
+
+    ``logp_pi`` is the density of the ``tanh`` output in ``(-1, 1)``, as in Spinning Up; the
+    affine map onto ``[low, high]`` only adds a constant.
+    """
+    act_dim = a.shape.as_list()[-1]
+    with tf.variable_scope('pi'):
+        mu, pi, logp_pi = mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation,
+                                                       output_activation)
+    mu, pi = scale_to_bounds(mu, action_space), scale_to_bounds(pi, action_space)
+    with tf.variable_scope('q1'):
+        q1 = q_value(x, a, hidden_sizes, activation)
+    with tf.variable_scope('q2'):
+        q2 = q_value(x, a, hidden_sizes, activation)
+    return mu, pi, logp_pi, q1, q2

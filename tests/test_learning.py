@@ -46,3 +46,22 @@ def test_trpo_improves_on_cartpole(tmp_path):
     first, last = float(rows[0]['AverageEpRet']), float(rows[-1]['AverageEpRet'])
     assert last > 80 and last > 2.5 * first, (first, last)
     assert all(float(r['KL']) <= 0.01 + 1e-6 for r in rows)
+
+
+def test_sac_learns_pendulum(tmp_path):
+    from spinup_tf.algos.sac import sac
+    sac(EnvFn('Pendulum-v1'), ac_kwargs=dict(hidden_sizes=(64, 64)), seed=1,
+        steps_per_epoch=2000, epochs=3, start_steps=1000, update_after=500,
+        num_test_episodes=5, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
+    last = _last_row(tmp_path / 'progress.txt')
+    assert last['AverageTestEpRet'] > -600, last['AverageTestEpRet']
+
+
+def test_ppo_improves_on_cartpole(tmp_path):
+    from spinup_tf.algos.ppo import ppo
+    ppo(EnvFn('CartPole-v1'), seed=1, steps_per_epoch=2000, epochs=8,
+        logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
+    with open(tmp_path / 'progress.txt') as f:
+        rows = list(csv.DictReader(f, delimiter='\t'))
+    first, last = float(rows[0]['AverageEpRet']), float(rows[-1]['AverageEpRet'])
+    assert last > 80 and last > 2.5 * first, (first, last)
