@@ -143,8 +143,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
     batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
     q_step = sess.make_callable([g.q_loss, g.q, g.train_q_op], feed_list=batch_phs)
-    pi_step = sess.make_callable([g.pi_loss, g.train_pi_op, g.target_update],
-                                 feed_list=batch_phs)
+    pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=batch_phs)
     last_feeds = [None]
 
     def act(o):
@@ -156,7 +155,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
         loss_q, q_vals, _ = q_step(*feeds)
         logger.store(LossQ=loss_q, QVals=q_vals)
         # Policy update, then the target networks follow.
-        loss_pi, _, _ = pi_step(*feeds)
+        loss_pi, _ = pi_step(*feeds)
         logger.store(LossPi=loss_pi)
         last_feeds[0] = feeds
 
@@ -191,8 +190,8 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
 
     Placeholders ``x_ph, a_ph, x2_ph`` ``(batch, obs_dim|act_dim)``, ``r_ph, d_ph``
     ``(batch,)``; outputs ``pi`` ``(batch, act_dim)``, ``q, q_pi, q_pi_targ, backup``
-    ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update`` and
-    ``target_init``.
+    ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update`` (alone),
+    ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
     """
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
@@ -223,8 +222,13 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
     train_q_op = q_optimizer.minimize(q_loss, var_list=get_trainable_vars('main/q'))
 
-    # Polyak averaging for target variables; initializing targets to match main variables
+    # Polyak averaging for target variables; initializing targets to match main variables.
+    # The policy step's own op runs the update first and the targets after it: within one
+    # sess.run, ops without a dependency run in any order, and a target that sometimes reads
+    # the old and sometimes the new policy weights makes runs unrepeatable.
     target_update = polyak_update_op(polyak)
+    with tf.control_dependencies([train_pi_op]):
+        train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
     return SimpleNamespace(**{k: v for k, v in locals().items()

@@ -233,8 +233,11 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
 
     # Policy train op
     # (has to be separate from value train op, because q1_pi appears in pi_loss)
+    # (and after the backup: q_backup reads the policy's weights through pi_next, and ops
+    # without a dependency run in any order within one sess.run)
     pi_optimizer = tf.train.AdamOptimizer(learning_rate=lr)
-    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
+    with tf.control_dependencies([q_backup]):
+        train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
 
     # Value train op
     # (control dep of train_pi_op because sess.run otherwise evaluates in nondeterministic order)

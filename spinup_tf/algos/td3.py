@@ -139,8 +139,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
     batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
     q_step = sess.make_callable([g.q_loss, g.q1, g.q2, g.train_q_op], feed_list=batch_phs)
-    pi_step = sess.make_callable([g.pi_loss, g.train_pi_op, g.target_update],
-                                 feed_list=batch_phs)
+    pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=batch_phs)
 
     def act(o):
         return pi_fn(o.reshape(1, -1))[0]
@@ -151,7 +150,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         logger.store(LossQ=loss_q, Q1Vals=q1_vals, Q2Vals=q2_vals)
         if j % policy_delay == 0:
             # Delayed policy update, then the target networks follow.
-            loss_pi, _, _ = pi_step(*feeds)
+            loss_pi, _ = pi_step(*feeds)
             logger.store(LossPi=loss_pi)
 
     run_off_policy(
@@ -178,7 +177,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     ``(batch,)``; outputs ``pi`` ``(batch, act_dim)``, ``q1, q2, q1_pi`` ``(batch,)``; the
     target-smoothing noise ``epsilon`` and target action ``a2`` ``(batch, act_dim)``, the
     ``backup`` ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update``
-    and ``target_init``.
+    (alone), ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
     """
     act_low = np.asarray(action_space.low, dtype=np.float32)
     act_high = np.asarray(action_space.high, dtype=np.float32)
@@ -225,8 +224,13 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     train_q_op = q_optimizer.minimize(
         q_loss, var_list=get_trainable_vars('main/q1') + get_trainable_vars('main/q2'))
 
-    # Polyak averaging for target variables; initializing targets to match main variables
+    # Polyak averaging for target variables; initializing targets to match main variables.
+    # The policy step's own op runs the update first and the targets after it: within one
+    # sess.run, ops without a dependency run in any order, and a target that sometimes reads
+    # the old and sometimes the new policy weights makes runs unrepeatable.
     target_update = polyak_update_op(polyak)
+    with tf.control_dependencies([train_pi_op]):
+        train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
