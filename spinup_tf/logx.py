@@ -96,11 +96,14 @@ class Logger:
             ``/tmp/experiments/<time>``.
         output_fname (str): name of the progress file.
         exp_name (str): experiment name, recorded in ``config.json`` for the plotter.
-        append (bool): continue an existing progress file (its header must match).
+        resume (bool): continue the run in ``output_dir`` from its checkpoint (see
+            ``spinup_tf.checkpoint``): progress rows are appended to the existing file, after
+            ``truncate_progress`` dropped the rows the checkpoint does not cover.
+        quiet (bool): print nothing (tests).
     """
 
     def __init__(self, output_dir=None, output_fname=PROGRESS_FILE, exp_name=None,
-                 append=False, quiet=False):
+                 resume=False, quiet=False):
         self.output_dir = output_dir or '/tmp/experiments/%i' % int(time.time())
         os.makedirs(self.output_dir, exist_ok=True)
         self.output_path = osp.join(self.output_dir, output_fname)
@@ -110,7 +113,8 @@ class Logger:
         self.log_headers = []
         self.log_current_row = {}
         self.output_file = None
-        self._append = append and osp.exists(self.output_path)
+        self.resume = resume
+        self._append = resume and osp.exists(self.output_path)
         self.config = None
         self._saver_info = None
 
@@ -171,8 +175,27 @@ class Logger:
                                    allow_empty=True)
             signature = tf.saved_model.signature_def_utils.predict_signature_def(
                 inputs=inputs, outputs=outputs)
+            trainable = tf.trainable_variables()
+            all_finite = tf.reduce_all([tf.reduce_all(tf.is_finite(v)) for v in trainable]) \
+                if trainable else tf.constant(True)
         self._saver_info = dict(session=sess, inputs=dict(inputs), outputs=dict(outputs),
-                                saver=saver, signature=signature)
+                                saver=saver, signature=signature,
+                                all_finite=sess.make_callable(all_finite))
+
+    @property
+    def session(self):
+        """The session registered by ``setup_tf_saver`` (None before)."""
+        return self._saver_info['session'] if self._saver_info else None
+
+    @property
+    def tf_saver(self):
+        """The ``tf.train.Saver`` over all global variables (optimizer state included);
+        None when no model was registered."""
+        return self._saver_info['saver'] if self._saver_info else None
+
+    def params_finite(self):
+        """True when every trainable variable holds only finite numbers (or no model)."""
+        return self._saver_info is None or bool(self._saver_info['all_finite']())
 
     def save_state(self, state_dict=None, itr=None):
         """Save the registered model (and a small JSON-serialisable ``state_dict``).
@@ -253,6 +276,35 @@ class Logger:
             if old_header != headers:
                 raise ValueError('cannot append to %s: its columns differ' % self.output_path)
         self.output_file = open(self.output_path, 'a' if self._append else 'w')
+
+    def truncate_progress(self, last_epoch):
+        """Keep the header and the complete rows with ``Epoch <= last_epoch``; drop the rest.
+
+        Used on resume: rows written after the checkpoint (and a half-written last line
+        from a killed process) are removed, so the resumed run neither repeats nor skips an
+        epoch. The file is rewritten atomically.
+        """
+        if not osp.exists(self.output_path):
+            self._append = False
+            return
+        with open(self.output_path) as f:
+            text = f.read()
+        lines = text.split('\n')
+        complete = lines[:-1]  # the piece after the last newline is incomplete (or empty)
+        if not complete:
+            self._append = False
+            return
+        header = complete[0].split('\t')
+        if 'Epoch' not in header:
+            raise ValueError('%s has no Epoch column; cannot resume' % self.output_path)
+        col = header.index('Epoch')
+        kept = [complete[0]]
+        for line in complete[1:]:
+            cells = line.split('\t')
+            if len(cells) == len(header) and float(cells[col]) <= last_epoch:
+                kept.append(line)
+        _write_atomic(self.output_path, '\n'.join(kept) + '\n')
+        self._append = True
 
     def close(self):
         """Close the progress file."""

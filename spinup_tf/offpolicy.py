@@ -10,9 +10,11 @@ import time
 
 import numpy as np
 
-from spinup_tf.envs import seed_env, flat_obs_dim, box_action_bounds, env_id_of
+from spinup_tf.envs import (seed_env, flat_obs_dim, box_action_bounds, env_id_of,
+                            UserInputError)
 from spinup_tf.logx import EpochLogger
-from spinup_tf.training import check_finite, check_positive_ints
+from spinup_tf.checkpoint import Checkpointer
+from spinup_tf.training import check_finite, check_positive_ints, NonFiniteError
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -31,12 +33,16 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
         act_low, act_high = box_action_bounds(env.action_space, algo)
         check_positive_ints(steps_per_epoch=steps_per_epoch, epochs=epochs,
                             batch_size=batch_size, replay_size=replay_size)
+        if batch_size > replay_size:
+            raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
+                                 '(replay_size %d)' % (batch_size, replay_size))
     except Exception:
         env.close()
         test_env.close()
         raise
     logger = EpochLogger(**logger_kwargs)
-    logger.save_config(dict(config, env_id=env_id_of(env)))
+    if not logger.resume:  # a resumed run keeps the config it started with
+        logger.save_config(dict(config, algo=algo, env_id=env_id_of(env)))
     return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
 
 
@@ -82,15 +88,26 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
             ``NonFiniteError`` before the model is saved again.
         save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
             (``KeyboardInterrupt``) it is called with ``None`` before the interrupt goes on.
+
+    A checkpoint (``spinup_tf.checkpoint``) is written after the log row of every
+    ``save_freq``-th epoch and of the last one, and on Ctrl-C; with ``logger.resume`` the loop
+    starts from it.
         session: closed, with the logger and both envs, when the loop ends for any reason.
         on_epoch_end: ``on_epoch_end(epoch)`` called after each epoch's row is written.
     """
+    checkpointer = Checkpointer(logger, [env, test_env], replay_buffer)
+    loop_state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
+    started = time.time()
     try:
-        _loop(**locals())
+        _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
+              steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
+              num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
+              update_at_episode_end, save_state, on_epoch_end, checkpointer, loop_state)
     except KeyboardInterrupt:
-        logger.log('Interrupted: saving the current model before exiting.', 'yellow')
+        logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
         if save_state is not None:
             save_state(None)
+        checkpointer.save(dict(loop_state, elapsed=loop_state['elapsed'] + time.time() - started))
         raise
     finally:
         logger.close()
@@ -103,17 +120,17 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
 def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
           steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
           num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
-          update_at_episode_end, save_state, session, on_epoch_end):
-    start_time = time.time()
+          update_at_episode_end, save_state, on_epoch_end, checkpointer, loop_state):
+    """The loop itself. ``loop_state`` (next step ``t``, finished ``epoch``s, ``elapsed``
+    seconds before this process, ``test_seeded``) is kept current so that an interrupt can
+    checkpoint it."""
     reset_exploration = getattr(explore, 'reset', lambda: None)
-
-    test_seeded = [False]
 
     def test_agent():
         for _ in range(num_test_episodes):
-            if not test_seeded[0]:
+            if not loop_state['test_seeded']:
                 o = seed_env(test_env, seed + 10000)
-                test_seeded[0] = True
+                loop_state['test_seeded'] = True
             else:
                 o, _ = test_env.reset()
             ep_ret, ep_len, done = 0.0, 0, False
@@ -129,12 +146,52 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
         for j in range(n):
             update(replay_buffer.sample_batch(batch_size), j)
 
-    o = seed_env(env, seed)
+    def end_epoch(epoch, t):
+        check_finite(logger, finite_keys, epoch)
+        if not logger.params_finite():
+            raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; '
+                                 'stopping (the last checkpoint is from before this epoch)'
+                                 % epoch)
+        last = epoch == epochs
+        if save_state is not None and ((save_freq and epoch % save_freq == 0) or last):
+            save_state(epoch)
+        test_agent()
+
+        logger.log_tabular('Epoch', epoch)
+        logger.log_tabular('EpRet', with_min_and_max=True)
+        logger.log_tabular('TestEpRet', with_min_and_max=True)
+        logger.log_tabular('EpLen', average_only=True)
+        logger.log_tabular('TestEpLen', average_only=True)
+        logger.log_tabular('TotalEnvInteracts', t + 1)
+        for key, kwargs in diagnostics:
+            logger.log_tabular(key, **kwargs)
+        logger.log_tabular('Time', loop_state['elapsed'] + time.time() - start_time)
+        logger.dump_tabular()
+        loop_state['epoch'] = epoch
+        if (save_freq and epoch % save_freq == 0) or last:
+            checkpointer.save(dict(loop_state, elapsed=loop_state['elapsed']
+                                   + time.time() - start_time))
+        if on_epoch_end is not None:
+            on_epoch_end(epoch)
+
+    start_time = time.time()
+    total_steps = steps_per_epoch * epochs
+    if logger.resume:
+        loop_state.update(checkpointer.restore())
+        t0 = loop_state['t']
+        logger.log('Resuming at step %d (epoch %d of %d done).'
+                   % (t0, loop_state['epoch'], epochs), 'cyan')
+        # Killed between an epoch's last step and its log row: finish that epoch first.
+        if t0 % steps_per_epoch == 0 and loop_state['epoch'] < t0 // steps_per_epoch:
+            end_epoch(t0 // steps_per_epoch, t0 - 1)
+        o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
+    else:
+        t0 = 0
+        o = seed_env(env, seed)
     reset_exploration()
     ep_ret, ep_len = 0.0, 0
-    total_steps = steps_per_epoch * epochs
 
-    for t in range(total_steps):
+    for t in range(t0, total_steps):
         # Until start_steps have elapsed, sample actions uniformly at random for better
         # exploration (the action space is seeded). Afterwards, explore with the policy.
         if t >= start_steps:
@@ -149,6 +206,7 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
         # not a terminal state: store d = terminated only, so the target bootstraps through it.
         truncated = truncated or ep_len == max_ep_len
         replay_buffer.store(o, a, r, o2, float(terminated))
+        loop_state['t'] = t + 1
 
         # Super critical, easy to overlook step: make sure to update most recent observation!
         o = o2
@@ -166,22 +224,4 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
 
         # End of epoch wrap-up
         if (t + 1) % steps_per_epoch == 0:
-            epoch = (t + 1) // steps_per_epoch
-            check_finite(logger, finite_keys, epoch)
-            if save_state is not None and ((save_freq and epoch % save_freq == 0)
-                                           or epoch == epochs):
-                save_state(epoch)
-            test_agent()
-
-            logger.log_tabular('Epoch', epoch)
-            logger.log_tabular('EpRet', with_min_and_max=True)
-            logger.log_tabular('TestEpRet', with_min_and_max=True)
-            logger.log_tabular('EpLen', average_only=True)
-            logger.log_tabular('TestEpLen', average_only=True)
-            logger.log_tabular('TotalEnvInteracts', t + 1)
-            for key, kwargs in diagnostics:
-                logger.log_tabular(key, **kwargs)
-            logger.log_tabular('Time', time.time() - start_time)
-            logger.dump_tabular()
-            if on_epoch_end is not None:
-                on_epoch_end(epoch)
+            end_epoch((t + 1) // steps_per_epoch, t)

@@ -17,7 +17,8 @@ from spinup_tf.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id
 from spinup_tf.logx import EpochLogger
 from spinup_tf.onpolicy_buffer import GAEBuffer
 from spinup_tf.tf1 import tf, placeholders, placeholder_from_space
-from spinup_tf.training import check_finite, check_positive_ints
+from spinup_tf.checkpoint import Checkpointer
+from spinup_tf.training import check_finite, check_positive_ints, NonFiniteError
 
 
 def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
@@ -35,7 +36,8 @@ def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs
         env.close()
         raise
     logger = EpochLogger(**logger_kwargs)
-    logger.save_config(dict(config, env_id=env_id_of(env)))
+    if not logger.resume:  # a resumed run keeps the config it started with
+        logger.save_config(dict(config, algo=algo, env_id=env_id_of(env)))
     return env, obs_dim, logger
 
 
@@ -108,13 +110,22 @@ def run_on_policy(env, logger, buf, step, value, update, *, seed, steps_per_epoc
     A Box action is clipped to the action space when it is sent to the env, but stored
     unclipped, so that its log-likelihood matches what the policy sampled.
     """
+    checkpointer = Checkpointer(logger, [env], buf)
+    loop_state = dict(t=0, epoch=0, elapsed=0.0, o=None)
+    started = time.time()
     try:
         _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs,
-              max_ep_len, save_freq, diagnostics, finite_keys, save_state)
+              max_ep_len, save_freq, diagnostics, finite_keys, save_state, checkpointer,
+              loop_state)
     except KeyboardInterrupt:
-        logger.log('Interrupted: saving the current model before exiting.', 'yellow')
+        logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
         if save_state is not None:
             save_state(None)
+        # The open trajectory is cut here: close it with V(s_T), as at an epoch boundary.
+        if buf.path_start_idx < buf.ptr and loop_state['o'] is not None:
+            buf.finish_path(value(loop_state['o']))
+        checkpointer.save(dict(loop_state, o=None,
+                               elapsed=loop_state['elapsed'] + time.time() - started))
         raise
     finally:
         logger.close()
@@ -124,16 +135,27 @@ def run_on_policy(env, logger, buf, step, value, update, *, seed, steps_per_epoc
 
 
 def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, max_ep_len,
-          save_freq, diagnostics, finite_keys, save_state):
+          save_freq, diagnostics, finite_keys, save_state, checkpointer, loop_state):
     space = env.action_space
     clip = (isinstance(space, Box) and np.all(np.isfinite(space.low))
             and np.all(np.isfinite(space.high)))
     start_time = time.time()
-    o = seed_env(env, seed)
+    if logger.resume:
+        loop_state.update(checkpointer.restore())
+        logger.log('Resuming at step %d of epoch %d (%d of %d epochs done).'
+                   % (loop_state['t'], loop_state['epoch'] + 1, loop_state['epoch'], epochs),
+                   'cyan')
+        if loop_state['t'] > buf.ptr:
+            # Interrupted inside the update, after the buffer was handed over: collect the
+            # epoch again rather than train on nothing.
+            loop_state['t'] = buf.ptr
+        o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
+    else:
+        o = seed_env(env, seed)
     ep_ret, ep_len = 0.0, 0
 
-    for epoch in range(1, epochs + 1):
-        for t in range(steps_per_epoch):
+    for epoch in range(loop_state['epoch'] + 1, epochs + 1):
+        for t in range(loop_state['t'], steps_per_epoch):
             a, v_t, logp_t, info_t = step(o)
             o2, r, terminated, truncated, _ = env.step(np.clip(a, space.low, space.high)
                                                        if clip else a)
@@ -143,9 +165,11 @@ def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, 
             # save and log
             buf.store(o, a, r, v_t, logp_t, info_t)
             logger.store(VVals=v_t)
+            loop_state['t'] = t + 1
 
             # Update obs (critical!)
             o = o2
+            loop_state['o'] = o
 
             truncated = truncated or ep_len == max_ep_len
             epoch_ended = t == steps_per_epoch - 1
@@ -159,13 +183,18 @@ def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, 
                     # only save EpRet / EpLen if the episode really ended
                     logger.store(EpRet=ep_ret, EpLen=ep_len)
                 o, _ = env.reset()
+                loop_state['o'] = None
                 ep_ret, ep_len = 0.0, 0
 
         # Perform the update, check it, then save.
         update(buf)
         check_finite(logger, finite_keys, epoch)
-        if save_state is not None and ((save_freq and epoch % save_freq == 0)
-                                       or epoch == epochs):
+        if not logger.params_finite():
+            raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; '
+                                 'stopping (the last checkpoint is from before this epoch)'
+                                 % epoch)
+        last = epoch == epochs
+        if save_state is not None and ((save_freq and epoch % save_freq == 0) or last):
             save_state(epoch)
 
         # Log info about epoch
@@ -176,5 +205,9 @@ def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, 
         logger.log_tabular('TotalEnvInteracts', epoch * steps_per_epoch)
         for key, kwargs in diagnostics:
             logger.log_tabular(key, **kwargs)
-        logger.log_tabular('Time', time.time() - start_time)
+        logger.log_tabular('Time', loop_state['elapsed'] + time.time() - start_time)
         logger.dump_tabular()
+        loop_state.update(epoch=epoch, t=0)
+        if (save_freq and epoch % save_freq == 0) or last:
+            checkpointer.save(dict(loop_state, o=None, elapsed=loop_state['elapsed']
+                                   + time.time() - start_time))

@@ -128,3 +128,25 @@ class GAEBuffer:
             adv = ((adv - adv.mean()) / (adv.std() + EPS)).astype(np.float32)
         return [self.obs_buf.copy(), self.act_buf.copy(), adv, self.ret_buf.copy(),
                 self.logp_buf.copy()] + [self.info_bufs[k].copy() for k in self.sorted_info_keys]
+
+    def state_dict(self):
+        """The stored part of the epoch and the pointers, as arrays (for checkpoints)."""
+        n = self.ptr
+        d = dict(obs=self.obs_buf[:n], act=self.act_buf[:n], adv=self.adv_buf[:n],
+                 rew=self.rew_buf[:n], ret=self.ret_buf[:n], val=self.val_buf[:n],
+                 logp=self.logp_buf[:n], ptr=np.array(self.ptr),
+                 path_start_idx=np.array(self.path_start_idx), max_size=np.array(self.max_size))
+        d.update({'info_' + k: v[:n] for k, v in self.info_bufs.items()})
+        return d
+
+    def load_state_dict(self, state):
+        """Restore what ``state_dict`` returned (the size must match)."""
+        if int(state['max_size']) != self.max_size:
+            raise ValueError('buffer size differs: checkpoint %d, run %d'
+                             % (int(state['max_size']), self.max_size))
+        n = int(state['ptr'])
+        for name in ('obs', 'act', 'adv', 'rew', 'ret', 'val', 'logp'):
+            getattr(self, name + '_buf')[:n] = state[name]
+        for k, v in self.info_bufs.items():
+            v[:n] = state['info_' + k]
+        self.ptr, self.path_start_idx = n, int(state['path_start_idx'])

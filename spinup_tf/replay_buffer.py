@@ -52,3 +52,24 @@ class ReplayBuffer:
                     acts=self.acts_buf[idxs],
                     rews=self.rews_buf[idxs],
                     done=self.done_buf[idxs])
+
+    def state_dict(self):
+        """The filled part of the buffer and its pointers, as arrays (for checkpoints)."""
+        n = self.size
+        return dict(obs1=self.obs1_buf[:n], obs2=self.obs2_buf[:n], acts=self.acts_buf[:n],
+                    rews=self.rews_buf[:n], done=self.done_buf[:n],
+                    ptr=np.array(self.ptr), size=np.array(self.size),
+                    max_size=np.array(self.max_size))
+
+    def load_state_dict(self, state):
+        """Restore what ``state_dict`` returned (the capacity must match)."""
+        if int(state['max_size']) != self.max_size:
+            raise ValueError('replay buffer capacity differs: checkpoint %d, run %d'
+                             % (int(state['max_size']), self.max_size))
+        n = int(state['size'])
+        self.obs1_buf[:n] = state['obs1']
+        self.obs2_buf[:n] = state['obs2']
+        self.acts_buf[:n] = state['acts']
+        self.rews_buf[:n] = state['rews']
+        self.done_buf[:n] = state['done']
+        self.ptr, self.size = int(state['ptr']), n

@@ -1,0 +1,69 @@
+"""Continue a killed or interrupted run from its folder: ``python run.py resume DIR``.
+
+The algorithm, its hyperparameters and the env id come from ``DIR/config.json``; the state
+comes from ``DIR/checkpoint/`` (see ``spinup_tf.checkpoint``). Progress rows are appended to
+``DIR/progress.txt`` after the rows the checkpoint covers.
+"""
+import inspect
+import json
+import os.path as osp
+
+from spinup_tf.algos import ALGOS, get_algo
+from spinup_tf.checkpoint import has_checkpoint
+from spinup_tf.envs import EnvFn, UserInputError
+from spinup_tf.logx import CONFIG_FILE
+
+ACTIVATION_NAMES = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
+                    'swish', 'gelu')
+
+
+def resume_kwargs(run_dir):
+    """``(fn, kwargs)`` that continue the run in ``run_dir``."""
+    from spinup_tf.tf1 import tf
+    path = osp.join(run_dir, CONFIG_FILE)
+    if not osp.isdir(run_dir):
+        raise UserInputError('no such run folder: %s' % run_dir)
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UserInputError('cannot read %s (%s)' % (path, e)) from None
+    if not isinstance(config, dict) or config.get('algo') not in ALGOS or not config.get('env_id'):
+        raise UserInputError('%s does not say which algorithm and env the run used; it '
+                             'cannot be resumed' % path)
+    if not has_checkpoint(run_dir):
+        raise UserInputError('no checkpoint in %s (runs save one every save_freq epochs); '
+                             'nothing to resume' % run_dir)
+    name = config['algo']
+    fn = get_algo(name)
+    params = inspect.signature(fn).parameters
+    kwargs = {}
+    for key, param in params.items():
+        if key in ('env_fn', 'logger_kwargs') or key not in config:
+            continue
+        if key == 'actor_critic':
+            if not str(config[key]).endswith('.' + param.default.__name__):
+                raise UserInputError('the run used a custom actor_critic (%s); resume it from '
+                                     'Python with logger_kwargs=dict(..., resume=True)'
+                                     % config[key])
+            continue
+        kwargs[key] = config[key]
+    ac_kwargs = dict(kwargs.get('ac_kwargs') or {})
+    if 'activation' in ac_kwargs:
+        act = str(ac_kwargs['activation']).rsplit('.', 1)[-1]
+        if act not in ACTIVATION_NAMES:
+            raise UserInputError('unknown activation %r in %s' % (ac_kwargs['activation'], path))
+        ac_kwargs['activation'] = getattr(tf.nn, act)
+    kwargs['ac_kwargs'] = ac_kwargs
+    env_fn = config.get('env_fn')
+    env_kwargs = env_fn.get('env_kwargs', {}) if isinstance(env_fn, dict) else {}
+    kwargs['env_fn'] = EnvFn(config['env_id'], **env_kwargs)
+    kwargs['logger_kwargs'] = dict(output_dir=run_dir, exp_name=config.get('exp_name'),
+                                   resume=True)
+    return fn, kwargs
+
+
+def resume(run_dir):
+    """Continue the run in ``run_dir`` to its configured number of epochs."""
+    fn, kwargs = resume_kwargs(run_dir)
+    fn(**kwargs)
