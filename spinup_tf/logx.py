@@ -334,6 +334,7 @@ class EpochLogger(Logger):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.epoch_dict = dict()
+        self.last_stats = dict()  # key -> (mean, std, min, max) of its last log_tabular
 
     def store(self, **kwargs):
         """Save values (scalars or arrays) of diagnostics for this epoch."""
@@ -355,10 +356,12 @@ class EpochLogger(Logger):
         if key not in self.epoch_dict or len(self.epoch_dict[key]) == 0:
             # Nothing stored this epoch (e.g. no episode finished): log NaN, keep the columns.
             stats = (np.nan,) * (4 if with_min_and_max else 2)
+            self.last_stats[key] = (np.nan,) * 4
         else:
             v = self.epoch_dict[key]
             vals = np.concatenate([np.ravel(x) for x in v])
             stats = statistics_scalar(vals, with_min_and_max=with_min_and_max)
+            self.last_stats[key] = statistics_scalar(vals, with_min_and_max=True)
         super().log_tabular(key if average_only else 'Average' + key, stats[0])
         if not average_only:
             super().log_tabular('Std' + key, stats[1])

@@ -381,3 +381,14 @@ def make_noise(kind, scale, act_dim=None, **kwargs):
     if cls in (OrnsteinUhlenbeckNoise, PinkNoise):
         kwargs['act_dim'] = act_dim
     return cls(scale, **kwargs)
+
+
+def exploration_noise(kind, scale, act_dim, episode_len=1000):
+    """The ``--noise`` flag of DDPG/TD3: ``make_noise`` with a ``UserInputError`` for an
+    unknown kind, and pink noise generated one episode (``episode_len`` steps) at a time."""
+    from spinup_tf.envs import UserInputError
+    try:
+        kwargs = dict(horizon=int(episode_len)) if str(kind).lower() == 'pink' else {}
+        return make_noise(kind, scale, act_dim, **kwargs)
+    except ValueError as e:
+        raise UserInputError(str(e)) from None

@@ -68,7 +68,8 @@ class NoisyPolicy:
 def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *, seed,
                    steps_per_epoch, epochs, batch_size, start_steps,
                    update_after, update_every, num_test_episodes, max_ep_len, save_freq,
-                   diagnostics, finite_keys, update_at_episode_end=False,
+                   diagnostics, finite_keys, update_at_episode_end=False, updates_per_step=1,
+                   random_action=None,
                    save_state=None, session=None, on_epoch_end=None):
     """Collect experience, update, test and log, epoch after epoch.
 
@@ -82,8 +83,12 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
             replay batch (a dict of arrays) and stores its diagnostics in the logger.
         update_at_episode_end (bool): run all updates at the end of each trajectory, one per
             step it had (the DDPG seed's schedule) instead of ``update_every`` steps at a time.
+        updates_per_step (int): gradient steps per env step (a window of ``n`` steps runs
+            ``n * updates_per_step`` updates).
+        random_action: ``random_action()`` for the first ``start_steps`` (default: the env's
+            seeded ``action_space.sample``).
         diagnostics: list of ``(key, log_tabular kwargs)`` the algorithm adds after
-            TotalEnvInteracts.
+            TotalEnvInteracts; instead of kwargs, a callable giving the value to log.
         finite_keys: diagnostics that must stay finite; a NaN/Inf stops the run with
             ``NonFiniteError`` before the model is saved again.
         save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
@@ -102,7 +107,8 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
         _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
               steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
               num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
-              update_at_episode_end, save_state, on_epoch_end, checkpointer, loop_state)
+              update_at_episode_end, updates_per_step, random_action or env.action_space.sample,
+              save_state, on_epoch_end, checkpointer, loop_state)
     except KeyboardInterrupt:
         logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
         if save_state is not None:
@@ -120,7 +126,8 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
 def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
           steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
           num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
-          update_at_episode_end, save_state, on_epoch_end, checkpointer, loop_state):
+          update_at_episode_end, updates_per_step, random_action, save_state, on_epoch_end,
+          checkpointer, loop_state):
     """The loop itself. ``loop_state`` (next step ``t``, finished ``epoch``s, ``elapsed``
     seconds before this process, ``test_seeded``) is kept current so that an interrupt can
     checkpoint it."""
@@ -142,8 +149,8 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
                 done = terminated or truncated or ep_len == max_ep_len
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
-    def run_updates(n):
-        for j in range(n):
+    def run_updates(n_steps):
+        for j in range(n_steps * updates_per_step):
             update(replay_buffer.sample_batch(batch_size), j)
 
     def end_epoch(epoch, t):
@@ -163,8 +170,11 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
         logger.log_tabular('EpLen', average_only=True)
         logger.log_tabular('TestEpLen', average_only=True)
         logger.log_tabular('TotalEnvInteracts', t + 1)
-        for key, kwargs in diagnostics:
-            logger.log_tabular(key, **kwargs)
+        for key, how in diagnostics:
+            if callable(how):  # a value computed now, e.g. from logger.last_stats
+                logger.log_tabular(key, how())
+            else:
+                logger.log_tabular(key, **how)
         logger.log_tabular('Time', loop_state['elapsed'] + time.time() - start_time)
         logger.dump_tabular()
         loop_state['epoch'] = epoch
@@ -197,7 +207,7 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
         if t >= start_steps:
             a = explore(o)
         else:
-            a = env.action_space.sample()
+            a = random_action()
 
         o2, r, terminated, truncated, _ = env.step(a)
         ep_ret += r

@@ -13,8 +13,8 @@ import numpy as np
 
 from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
                            target_init_op)
-from spinup_tf.actor_critics import mlp_ddpg_actor_critic
-from spinup_tf.noise import GaussianNoise
+from spinup_tf.actor_critics import resolve_actor_critic, mlp_ddpg_actor_critic
+from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import setup_off_policy, run_off_policy, NoisyPolicy
 from spinup_tf.training import start_session
 from spinup_tf.replay_buffer import ReplayBuffer
@@ -24,7 +24,8 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
          steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
          pi_lr=1e-3, q_lr=1e-3, batch_size=100, start_steps=10000, update_after=1000,
          update_every=50, act_noise=0.1, num_test_episodes=10, max_ep_len=1000,
-         logger_kwargs=dict(), save_freq=1, update_at_episode_end=False, tensorboard=False):
+         logger_kwargs=dict(), save_freq=1, update_at_episode_end=False, tensorboard=False,
+         noise='gaussian', rllab_logging=False):
     """Deep Deterministic Policy Gradient (DDPG).
 
     Args:
@@ -88,8 +89,9 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             descent updates. Note: Regardless of how long you wait between updates, the ratio
             of env steps to gradient steps is locked to 1.
 
-        act_noise (float): Stddev for Gaussian exploration noise added to policy at training
-            time, in action units. (At test time, no noise is added.)
+        act_noise (float): Scale of the exploration noise added to the policy at training
+            time, in action units: the stddev for Gaussian and pink noise, sigma for OU.
+            (At test time, no noise is added.)
 
         num_test_episodes (int): Number of episodes to test the deterministic policy at the
             end of each epoch.
@@ -100,7 +102,18 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
         logger_kwargs (dict): Keyword args for EpochLogger.
 
         save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+            policy and value function (and the checkpoint a killed run resumes from).
+
+        noise (str): Exploration noise process (``spinup_tf.noise``): ``'gaussian'``
+            (Spinning Up's, i.i.d.), ``'ou'`` (Ornstein-Uhlenbeck, theta 0.15), ``'pink'``
+            (1/f coloured noise, one episode of ``max_ep_len`` steps at a time; correlated
+            noise is what solves MountainCarContinuous) or ``'uniform'`` (the TD3 blog's
+            biased ``act_noise * U[0, 1)``, a quirk kept for reproducing it).
+
+        rllab_logging (bool): Also log rllab's columns (the MXNet seed's): AverageReturn,
+            StdReturn, MaxReturn, MinReturn (test episodes), AverageEsReturn, StdEsReturn,
+            MaxEsReturn, MinEsReturn (exploration episodes), AverageQLoss, AveragePolicyLoss,
+            AverageQ, AverageAbsQ, AverageY, AverageAbsY, AverageAbsQYDiff (Y: the backup).
 
         update_at_episode_end (bool): The seed-000 schedule: instead of ``update_every``
             updates every ``update_every`` steps, run all updates at the end of each
@@ -111,7 +124,9 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             epoch's last batch, as the seed did) to ``<run folder>/tensorboard``.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
+    actor_critic = resolve_actor_critic(actor_critic)  # a function, or a registered name
 
+    exploration_noise(noise, act_noise, None, max_ep_len)  # a bad kind fails before any write
     env, test_env, obs_dim, act_dim, act_low, act_high, logger = setup_off_policy(
         'ddpg', env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size, replay_size)
 
@@ -139,10 +154,12 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
                          outputs={'pi': g.pi, 'q': g.q},
                          init_ops=[g.target_init])
 
+    noise_process = exploration_noise(noise, act_noise, act_dim, max_ep_len)
+
     # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
     batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
-    q_step = sess.make_callable([g.q_loss, g.q, g.train_q_op], feed_list=batch_phs)
+    q_step = sess.make_callable([g.q_loss, g.q, g.backup, g.train_q_op], feed_list=batch_phs)
     pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=batch_phs)
     last_feeds = [None]
 
@@ -152,8 +169,12 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
     def update(batch, j):
         feeds = (batch['obs1'], batch['obs2'], batch['acts'], batch['rews'], batch['done'])
         # Q-learning update
-        loss_q, q_vals, _ = q_step(*feeds)
+        loss_q, q_vals, ys, _ = q_step(*feeds)
         logger.store(LossQ=loss_q, QVals=q_vals)
+        if rllab_logging:
+            # stored under the column names rllab logs (each is averaged over the epoch)
+            logger.store(AverageAbsQ=np.abs(q_vals), AverageY=ys, AverageAbsY=np.abs(ys),
+                         AverageAbsQYDiff=np.abs(q_vals - ys))
         # Policy update, then the target networks follow.
         loss_pi, _ = pi_step(*feeds)
         logger.store(LossPi=loss_pi)
@@ -167,7 +188,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
     try:
         run_off_policy(
             env, test_env, logger, replay_buffer, act,
-            NoisyPolicy(act, GaussianNoise(act_noise), act_low, act_high), update, seed=seed,
+            NoisyPolicy(act, noise_process, act_low, act_high), update, seed=seed,
             steps_per_epoch=steps_per_epoch,
             epochs=epochs, batch_size=batch_size, start_steps=start_steps,
             update_after=update_after, update_every=update_every,
@@ -175,7 +196,8 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             update_at_episode_end=update_at_episode_end,
             diagnostics=[('QVals', dict(with_min_and_max=True)),
                          ('LossPi', dict(average_only=True)),
-                         ('LossQ', dict(average_only=True))],
+                         ('LossQ', dict(average_only=True))]
+            + (rllab_diagnostics(logger) if rllab_logging else []),
             finite_keys=['LossQ', 'LossPi', 'QVals'],
             save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
             on_epoch_end=write_summaries if tensorboard else None)
@@ -233,3 +255,18 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space')})
+
+
+def rllab_diagnostics(logger):
+    """rllab's column names (the MXNet DDPG seed), from the epoch's statistics."""
+    def stat(key, i):
+        return lambda: logger.last_stats.get(key, (np.nan,) * 4)[i]
+    cols = []
+    for name, key in (('Return', 'TestEpRet'), ('EsReturn', 'EpRet')):
+        cols += [('Average' + name, stat(key, 0)), ('Std' + name, stat(key, 1)),
+                 ('Max' + name, stat(key, 3)), ('Min' + name, stat(key, 2))]
+    cols += [('AverageQLoss', stat('LossQ', 0)), ('AveragePolicyLoss', stat('LossPi', 0)),
+             ('AverageQ', stat('QVals', 0))]
+    cols += [(name, dict(average_only=True)) for name in
+             ('AverageAbsQ', 'AverageY', 'AverageAbsY', 'AverageAbsQYDiff')]
+    return cols

@@ -7,11 +7,12 @@ loop (``spinup_tf.offpolicy``).
 from types import SimpleNamespace
 
 import numpy as np
+from gymnasium.spaces import Box
 
 from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
                            target_init_op)
-from spinup_tf.actor_critics import mlp_td3_actor_critic
-from spinup_tf.noise import GaussianNoise
+from spinup_tf.actor_critics import resolve_actor_critic, mlp_td3_actor_critic
+from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import setup_off_policy, run_off_policy, NoisyPolicy
 from spinup_tf.training import start_session
 from spinup_tf.replay_buffer import ReplayBuffer
@@ -21,7 +22,9 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
         pi_lr=1e-3, q_lr=1e-3, batch_size=100, start_steps=10000, update_after=1000,
         update_every=50, act_noise=0.1, target_noise=0.2, noise_clip=0.5, policy_delay=2,
-        num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1):
+        num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
+        noise='gaussian', update_at_episode_end=False, updates_per_step=1,
+        normalize_rewards=False, action_range=None):
     """Twin Delayed Deep Deterministic Policy Gradient (TD3).
 
     Args:
@@ -88,8 +91,9 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
             descent updates. Note: Regardless of how long you wait between updates, the ratio
             of env steps to gradient steps is locked to 1.
 
-        act_noise (float): Stddev for Gaussian exploration noise added to policy at training
-            time, in action units. (At test time, no noise is added.)
+        act_noise (float): Scale of the exploration noise added to the policy at training
+            time, in action units: the stddev for Gaussian and pink noise, sigma for OU.
+            (At test time, no noise is added.)
 
         target_noise (float): Stddev for smoothing noise added to target policy.
 
@@ -107,12 +111,38 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         logger_kwargs (dict): Keyword args for EpochLogger.
 
         save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+            policy and value function (and the checkpoint a killed run resumes from).
+
+        noise (str): Exploration noise process (``spinup_tf.noise``): ``'gaussian'``
+            (Spinning Up's, i.i.d.), ``'ou'`` (Ornstein-Uhlenbeck, theta 0.15), ``'pink'``
+            (1/f coloured noise, one episode of ``max_ep_len`` steps at a time; correlated
+            noise is what solves MountainCarContinuous) or ``'uniform'`` (the TD3 blog's
+            biased ``act_noise * U[0, 1)``, a quirk kept for reproducing it).
+
+        update_at_episode_end (bool): Run the updates at the end of each trajectory, as many
+            as it had steps (times ``updates_per_step``), instead of every ``update_every``
+            steps (the udemy TD3's schedule).
+
+        updates_per_step (int): Gradient steps per environment step (1 in Spinning Up; 3 in
+            the TensorLayer tutorial).
+
+        normalize_rewards (bool): Normalise the rewards of each batch to mean 0, std 1
+            (``(r - mean) / (std + 1e-6)``, the TensorLayer tutorial's trick).
+
+        action_range (float): Quirk of the TensorLayer tutorial: scale the policy's output
+            (and the uniform random start actions) to ``[-action_range, action_range]``
+            instead of the action space's bounds; noisy actions are still clipped to the
+            action space. None (default) uses the action space.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
+    actor_critic = resolve_actor_critic(actor_critic)  # a function, or a registered name
 
+    exploration_noise(noise, act_noise, None, max_ep_len)  # a bad kind fails before any write
     env, test_env, obs_dim, act_dim, act_low, act_high, logger = setup_off_policy(
         'td3', env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size, replay_size)
+    # The space the policy's tanh output is mapped onto (the env's, unless the quirk is on).
+    policy_space = env.action_space if action_range is None else \
+        Box(-float(action_range), float(action_range), shape=(act_dim,), dtype=np.float32)
 
     graph = tf.Graph()
     with graph.as_default():
@@ -120,20 +150,22 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         np.random.seed(seed)
 
         g = build_td3_graph(obs_dim, act_dim, env.action_space, actor_critic, ac_kwargs,
-                            gamma, polyak, pi_lr, q_lr, target_noise, noise_clip)
+                            gamma, polyak, pi_lr, q_lr, target_noise, noise_clip,
+                            policy_space=policy_space)
 
         # Experience buffer
         replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
 
         # Count variables
-        var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q1', 'main/q2',
-                                                           'main'])
-        logger.log('\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n'
-                   % var_counts)
+        n_pi, n_all = count_vars('main/pi'), count_vars('main')
+        logger.log('\nNumber of parameters: \t pi: %d, \t q1 + q2: %d, \t total: %d\n'
+                   % (n_pi, n_all - n_pi, n_all))
 
     sess = start_session(graph, logger, inputs={'x': g.x_ph, 'a': g.a_ph},
                          outputs={'pi': g.pi, 'q1': g.q1, 'q2': g.q2},
                          init_ops=[g.target_init])
+
+    noise_process = exploration_noise(noise, act_noise, act_dim, max_ep_len)
 
     # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
     pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
@@ -145,7 +177,10 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         return pi_fn(o.reshape(1, -1))[0]
 
     def update(batch, j):
-        feeds = (batch['obs1'], batch['obs2'], batch['acts'], batch['rews'], batch['done'])
+        rews = batch['rews']
+        if normalize_rewards:
+            rews = (rews - rews.mean()) / (rews.std() + 1e-6)
+        feeds = (batch['obs1'], batch['obs2'], batch['acts'], rews, batch['done'])
         loss_q, q1_vals, q2_vals, _ = q_step(*feeds)
         logger.store(LossQ=loss_q, Q1Vals=q1_vals, Q2Vals=q2_vals)
         if j % policy_delay == 0:
@@ -155,11 +190,13 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
 
     run_off_policy(
         env, test_env, logger, replay_buffer, act,
-        NoisyPolicy(act, GaussianNoise(act_noise), act_low, act_high), update, seed=seed,
+        NoisyPolicy(act, noise_process, act_low, act_high), update, seed=seed,
         steps_per_epoch=steps_per_epoch, epochs=epochs,
         batch_size=batch_size, start_steps=start_steps, update_after=update_after,
         update_every=update_every, num_test_episodes=num_test_episodes,
-        max_ep_len=max_ep_len, save_freq=save_freq,
+        max_ep_len=max_ep_len, save_freq=save_freq, update_at_episode_end=update_at_episode_end,
+        updates_per_step=updates_per_step,
+        random_action=None if action_range is None else policy_space.sample,
         diagnostics=[('Q1Vals', dict(with_min_and_max=True)),
                      ('Q2Vals', dict(with_min_and_max=True)),
                      ('LossPi', dict(average_only=True)),
@@ -170,7 +207,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
 
 def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_critic,
                     ac_kwargs=dict(), gamma=0.99, polyak=0.995, pi_lr=1e-3, q_lr=1e-3,
-                    target_noise=0.2, noise_clip=0.5):
+                    target_noise=0.2, noise_clip=0.5, policy_space=None):
     """Build TD3's graph in the default graph; returns its tensors and ops by name.
 
     Placeholders ``x_ph, a_ph, x2_ph`` ``(batch, obs_dim|act_dim)``, ``r_ph, d_ph``
@@ -183,7 +220,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     act_high = np.asarray(action_space.high, dtype=np.float32)
 
     # Share information about action space with policy architecture
-    ac_kwargs = dict(ac_kwargs, action_space=action_space)
+    ac_kwargs = dict(ac_kwargs, action_space=policy_space or action_space)
 
     # Inputs to computation graph
     x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
@@ -221,8 +258,9 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
     q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
     train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
-    train_q_op = q_optimizer.minimize(
-        q_loss, var_list=get_trainable_vars('main/q1') + get_trainable_vars('main/q2'))
+    pi_vars = get_trainable_vars('main/pi')
+    q_vars = [v for v in get_trainable_vars('main') if v not in pi_vars]
+    train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
 
     # Polyak averaging for target variables; initializing targets to match main variables.
     # The policy step's own op runs the update first and the targets after it: within one
@@ -234,4 +272,5 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     target_init = target_init_op()
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
-                              if k not in ('ac_kwargs', 'actor_critic', 'action_space')})
+                              if k not in ('ac_kwargs', 'actor_critic', 'action_space',
+                                           'policy_space')})

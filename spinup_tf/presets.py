@@ -1,0 +1,143 @@
+"""Named presets: each source document's own configuration, rebuilt as a TF1 graph, and the
+per-environment defaults of the deterministic-policy algorithms.
+
+``python run.py ALGO --preset NAME [--flag VALUE ...]`` starts from the preset's keyword
+arguments (and env, unless ``--env`` is given); any flag given on the command line overrides
+the preset's value.
+"""
+from collections import namedtuple
+
+from spinup_tf.tf1 import tf
+from spinup_tf.envs import UserInputError
+
+Preset = namedtuple('Preset', 'env kwargs reproduces quirks')
+
+# Budgets are the seeds' own; plots/reproduce.py runs shorter "quick" budgets.
+PRESETS = {
+    'ddpg': {
+        'seed-000': Preset(
+            env='Pendulum-v1',
+            kwargs=dict(ac_kwargs=dict(hidden_sizes=(400, 300)), update_at_episode_end=True,
+                        tensorboard=True, update_after=0),
+            reproduces='seed 000: Spinning Up TF1 DDPG walkthrough (400-300 ReLU networks)',
+            quirks='all updates at the end of each trajectory, one per step it had (from the '
+                   'first trajectory on); TensorBoard scalar summaries pi_loss/q_loss of each '
+                   "epoch's last batch in <run>/tensorboard. The seed names no env; Pendulum-v1 "
+                   "makes it comparable with rl-zoo's DDPG benchmark."),
+        'rllab-mxnet': Preset(
+            env='InvertedPendulum-v5',
+            kwargs=dict(actor_critic='rllab', noise='ou', act_noise=0.3, batch_size=32,
+                        q_lr=1e-3, pi_lr=1e-4, polyak=1 - 1e-3, update_every=1,
+                        update_after=10000, start_steps=0, max_ep_len=100,
+                        steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True),
+            reproduces='seed 002: MXNet DDPG in rllab style',
+            quirks='OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, '
+                   'actions clipped); policy obs-32-32-tanh, Q obs-32-32 then the action '
+                   'concatenated -32-1, kernels ~ N(0, 0.01); batch 32, Q lr 1e-3, policy lr '
+                   '1e-4, tau 1e-3; one update per sample once 10000 samples are stored; '
+                   'paths of 100 steps; epochs of 1000 steps; rllab column names logged too. '
+                   "rllab's box2d cart-pole is not in gymnasium: InvertedPendulum-v5 (MuJoCo) "
+                   'stands in.'),
+    },
+    'td3': {
+        'blog-mountaincar': Preset(
+            env='MountainCarContinuous-v0',
+            kwargs=dict(ac_kwargs=dict(hidden_sizes=(256, 256)), epochs=50, noise='uniform',
+                        act_noise=0.1),
+            reproduces='seed 001 v1: the TD3 blog run (Spinning Up TF1 TD3, hid 256x2, '
+                       '50 epochs of 4000 steps)',
+            quirks='exploration noise act_noise * np.random.rand(...) (uniform [0, 1): biased '
+                   'towards positive actions), as the blog ran it.'),
+        'udemy': Preset(
+            env='Ant-v5',
+            kwargs=dict(actor_critic='udemy', ac_kwargs=dict(hidden_sizes=(400, 300)),
+                        update_at_episode_end=True, update_after=0, policy_delay=2,
+                        polyak=0.995, act_noise=0.1, start_steps=10000, steps_per_epoch=5000,
+                        epochs=100, batch_size=100, gamma=0.99, target_noise=0.2,
+                        noise_clip=0.5, pi_lr=1e-3, q_lr=1e-3, num_test_episodes=10),
+            reproduces='seed 001 v2: the udemy PyTorch TD3, rebuilt as a TF1 graph',
+            quirks='400-300 ReLU actor, both critics in one "critic" scope, PyTorch nn.Linear '
+                   'initialisation; training at the end of each episode for as many iterations '
+                   'as it had steps, policy and both targets every 2 iterations, tau 0.005; '
+                   'Gaussian exploration 0.1 clipped to the bounds; 10k random steps; '
+                   'evaluation (10 episodes) every 5000 steps; 500k steps. AntBulletEnv-v0 '
+                   '(PyBullet) is not available on gymnasium: Ant-v5 (MuJoCo) stands in.'),
+        'tensorlayer': Preset(
+            env='Pendulum-v1',
+            kwargs=dict(actor_critic='tensorlayer', ac_kwargs=dict(hidden_sizes=(32, 32)),
+                        max_ep_len=150, normalize_rewards=True, updates_per_step=3,
+                        update_every=1, update_after=65, policy_delay=3, act_noise=1.0,
+                        target_noise=0.5, noise_clip=1.0, gamma=0.9, polyak=0.99,
+                        pi_lr=3e-4, q_lr=3e-4, batch_size=64, start_steps=500,
+                        steps_per_epoch=4000, epochs=10, action_range=1.0),
+            reproduces='seed 003: the TensorLayer-2 TD3 tutorial on Pendulum',
+            quirks='150-step episodes; policy with three hidden layers of 32, Q with two, '
+                   'weights ~ U(-3e-3, 3e-3); batch reward normalisation; 3 updates per env '
+                   'step once the buffer holds more than 64 transitions; policy and targets '
+                   'every 3 updates; exploration noise 1.0; target noise 0.5 clipped to +-1.0; '
+                   'gamma 0.9, tau 1e-2, lr 3e-4, batch 64, 500 random steps, 40k frames. '
+                   'action_range=1 keeps the tutorial\'s quirk: the policy acts in [-1, 1] '
+                   'though Pendulum allows [-2, 2] (pass --action_range None to use the '
+                   'bounds).'),
+    },
+    'trpo': {
+        'blog-cartpole': Preset(
+            env='CartPole-v1',
+            kwargs=dict(ac_kwargs=dict(hidden_sizes=(64, 64)), steps_per_epoch=4000,
+                        epochs=50),
+            reproduces='seed 004: the TRPO blog run (Spinning Up TF1 TRPO, 64x64 tanh)',
+            quirks='none kept: the seed passed an env object as env_fn and bootstrapped '
+                   'with the last reward at terminal states; both are fixed.'),
+    },
+}
+PRESETS['npg'] = {'blog-cartpole': PRESETS['trpo']['blog-cartpole']._replace(
+    reproduces='seed 004: the NPG variant of the TRPO blog run (full step, no line search)')}
+
+
+def get_preset(algo, name):
+    """The ``Preset`` called ``name`` for ``algo``; a ``UserInputError`` lists the valid ones."""
+    table = PRESETS.get(algo, {})
+    if name not in table:
+        valid = ', '.join('%s %s' % (a, n) for a in PRESETS for n in PRESETS[a])
+        raise UserInputError('unknown preset %r for %s; presets: %s' % (name, algo, valid))
+    return table[name]
+
+
+# --------------------------------------------------------------------------------------------
+# Per-environment defaults (applied when no preset is given; any flag overrides them)
+# --------------------------------------------------------------------------------------------
+ENV_DEFAULTS = {
+    # Gaussian 0.1 noise leaves TD3 stuck at the "do nothing" optimum here (return ~0):
+    # temporally correlated exploration of a larger scale reaches the flag.
+    ('td3', 'MountainCarContinuous-v0'): dict(noise='ou', act_noise=0.5, steps_per_epoch=5000,
+                                              epochs=10),
+    ('ddpg', 'MountainCarContinuous-v0'): dict(noise='ou', act_noise=0.5,
+                                               steps_per_epoch=5000, epochs=10),
+}
+
+
+def env_defaults(algo, env_id):
+    """Keyword arguments the table sets for ``algo`` on ``env_id`` (a copy; may be empty)."""
+    return dict(ENV_DEFAULTS.get((algo, env_id), {}))
+
+
+def describe_env_defaults(algo):
+    """Lines for ``--help``: the per-env defaults of ``algo``."""
+    rows = [(env, kw) for (a, env), kw in sorted(ENV_DEFAULTS.items()) if a == algo]
+    if not rows:
+        return []
+    lines = ['per-environment defaults (applied unless a preset or flag says otherwise):']
+    for env, kw in rows:
+        lines.append('  %-26s %s' % (env, ' '.join('--%s %s' % kv for kv in kw.items())))
+    return lines
+
+
+def describe_presets(algo):
+    """Lines for ``--help``: the presets of ``algo``."""
+    table = PRESETS.get(algo, {})
+    if not table:
+        return []
+    lines = ['presets (--preset NAME):']
+    for name, p in table.items():
+        lines.append('  %-18s env %s; %s' % (name, p.env, p.reproduces))
+    return lines
