@@ -32,7 +32,7 @@ class LineEnv(gym.Env):
 
 
 def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_after=0,
-         update_at_episode_end=False, loss=0.0, epochs=1):
+         update_at_episode_end=False, loss=0.0, epochs=1, updates_per_step=1):
     logger = EpochLogger(output_dir=str(tmp_path), quiet=True)
     buf = ReplayBuffer(1, 1, 1000)
     calls = []
@@ -45,7 +45,8 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
                    explore=lambda o: np.zeros(1), update=update, seed=0, steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
                    update_after=update_after, update_every=update_every, num_test_episodes=1,
                    max_ep_len=max_ep_len, save_freq=1, diagnostics=[('LossQ', {})],
-                   finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end)
+                   finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end,
+                   updates_per_step=updates_per_step)
     return buf, calls
 
 

@@ -177,9 +177,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         return pi_fn(o.reshape(1, -1))[0]
 
     def update(batch, j):
-        rews = batch['rews']
-        if normalize_rewards:
-            rews = (rews - rews.mean()) / (rews.std() + 1e-6)
+        rews = normalized(batch['rews']) if normalize_rewards else batch['rews']
         feeds = (batch['obs1'], batch['obs2'], batch['acts'], rews, batch['done'])
         loss_q, q1_vals, q2_vals, _ = q_step(*feeds)
         logger.store(LossQ=loss_q, Q1Vals=q1_vals, Q2Vals=q2_vals)
@@ -274,3 +272,9 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space',
                                            'policy_space')})
+
+
+def normalized(rews):
+    """Batch reward normalisation (the TensorLayer tutorial's): ``(r - mean) / (std + 1e-6)``
+    over the ``(batch,)`` rewards of one batch."""
+    return (rews - rews.mean()) / (rews.std() + 1e-6)
