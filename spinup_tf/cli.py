@@ -6,23 +6,27 @@ Spinning Up's conventions:
 * ``--hid "[256,256]"`` and ``--act relu`` fill ``ac_kwargs`` (hidden sizes, activation);
 * ``--exp_name``, ``--data_dir`` (default ``./data``), ``--datestamp`` choose the run folder
   ``DATA_DIR/EXP_NAME/EXP_NAME_s{seed}/``;
-* several values after a flag make a grid, run one variant after the other
-  (``--seed 0 10 20``);
+* several values after a flag make a grid (``--seed 0 10 20``; ``spinup_tf.grid``), run one
+  variant after the other, or ``--workers N`` at once in separate processes, or as Ray tasks
+  with ``--backend ray [--address ADDR]``; a summary table ends a grid run;
 * values are parsed with ``ast.literal_eval`` (never ``eval``); what does not parse is a string.
 """
 import ast
+import collections
 import inspect
-import itertools
 import os
 import os.path as osp
 import signal
 import sys
 
 from spinup_tf.algos import ALGOS, check_spaces, get_algo
-from spinup_tf.envs import EnvFn, UserInputError, check_env_id, make_env
+from spinup_tf.envs import UserInputError, check_env_id, make_env
+from spinup_tf.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
+                            run_experiments)
 
 SUBCOMMANDS = ('plot', 'test_policy')
 RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite')
+LAUNCH_OPTIONS = ('workers', 'backend', 'address')
 NOT_FLAGS = ('env_fn', 'actor_critic', 'logger_kwargs')
 ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
                'swish', 'gelu')
@@ -82,9 +86,20 @@ def _dispatch(argv):
         print(algo_help(cmd))
         return 0
     signal.signal(signal.SIGTERM, _on_sigterm)
-    for fn, kwargs in build_runs(cmd, rest):
-        fn(**kwargs)
-    return 0
+    plan = build_runs(cmd, rest)
+    if len(plan.experiments) == 1 and plan.workers == 1 and plan.backend == 'local':
+        fn, kwargs = plan.experiments[0]
+        fn(**kwargs)  # one run, here: its errors go to main() as they are
+        return 0
+    if len(plan.experiments) > 1:
+        plan.grid.print()
+    announce(plan.experiments)
+    try:
+        results = run_experiments(plan.experiments, workers=plan.workers,
+                                  backend=plan.backend, address=plan.address)
+    except RayStartError as e:
+        raise UserInputError(str(e)) from None
+    return 0 if all(r.ok for r in results) else 1
 
 
 def algo_help(name):
@@ -103,6 +118,10 @@ def algo_help(name):
               '  --%-22s %s' % ('data_dir', 'where run folders go (default ./data)'),
               '  --%-22s %s' % ('datestamp', 'prefix folders with date and time'),
               '  --%-22s %s' % ('overwrite', 'reuse a run folder that already holds results'),
+              '  --%-22s %s' % ('workers', "variants run at once, each in its own process "
+                                           "(default 1; 'auto': physical cores)"),
+              '  --%-22s %s' % ('backend', 'local (default) or ray'),
+              '  --%-22s %s' % ('address', 'Ray cluster address (default: start a local one)'),
               '', 'Several values after a flag run a grid: --seed 0 10 20', '',
               inspect.getdoc(fn)]
     return '\n'.join(lines)
@@ -169,13 +188,46 @@ def _coerce(name, key, value, default):
     return value
 
 
+class AlgoThunk:
+    """``AlgoThunk('td3')(**kwargs)`` runs the algorithm; picklable, so that a grid can send
+    it to worker processes or Ray. An activation given by name in ``ac_kwargs`` becomes the
+    ``tf.nn`` function in the worker (TensorFlow is imported there, not when unpickling)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.__name__ = name
+
+    def __call__(self, **kwargs):
+        ac_kwargs = kwargs.get('ac_kwargs')
+        if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
+            kwargs['ac_kwargs'] = dict(ac_kwargs, activation=_activation(ac_kwargs['activation']))
+        return get_algo(self.name)(**kwargs)
+
+    def __repr__(self):
+        return 'AlgoThunk(%r)' % self.name
+
+
+class _CliGrid(ExperimentGrid):
+    """The command line's grid: a variant's name part is ``_{flag}{value}`` with the value as
+    typed (``_hid64-64``, ``_pi_lr0.0003``, ``_envPendulum-v1``, ``_update_at_episode_endTrue``)."""
+
+    def _name_part(self, param_name, vals, value):
+        return '_%s%s' % (param_name, _value_name(value))
+
+
+Plan = collections.namedtuple('Plan', 'grid experiments workers backend address')
+
+
 def build_runs(name, tokens):
-    """Turn the flags of ``run.py ALGO ...`` into ``[(fn, kwargs), ...]``, one per variant.
+    """Turn the flags of ``run.py ALGO ...`` into a ``Plan``: the grid, its experiments (one
+    ``grid.Experiment`` per variant; each unpacks as ``fn, kwargs``) and how to launch them.
 
     Everything is checked before anything runs or is written: flag names and types, env ids,
-    the algorithm's spaces, and that no run folder already holds results.
+    the algorithm's spaces, the launch options (``--workers``, ``--backend``, ``--address``,
+    ray importable), that no two variants share a folder and that no run folder already holds
+    results.
     """
-    from spinup_tf.logx import setup_logger_kwargs, PROGRESS_FILE
+    from spinup_tf.logx import PROGRESS_FILE
     fn = get_algo(name)
     params = inspect.signature(fn).parameters
     flags = parse_flags(tokens)
@@ -194,7 +246,7 @@ def build_runs(name, tokens):
             env.close()
 
     run_opts = {}
-    for key in RUN_OPTIONS:
+    for key in RUN_OPTIONS + LAUNCH_OPTIONS:
         if key in flags:
             vals = flags.pop(key)
             if len(vals) != 1:
@@ -203,6 +255,7 @@ def build_runs(name, tokens):
     for key in ('datestamp', 'overwrite'):
         if not isinstance(run_opts.get(key, False), bool):
             raise UserInputError('--%s expects True or False' % key)
+    workers, backend, address = _launch_options(run_opts)
 
     # Shorthands for ac_kwargs.
     ac_grid = {}
@@ -213,46 +266,70 @@ def build_runs(name, tokens):
         for v in ac_grid['activation']:
             _activation(v)
 
-    grid = {}
+    grid_flags = {}
     for key, vals in flags.items():
         if key not in params or key in NOT_FLAGS:
             valid = [k for k in params if k not in NOT_FLAGS] + ['env', 'hid', 'act'] + \
-                list(RUN_OPTIONS)
+                list(RUN_OPTIONS + LAUNCH_OPTIONS)
             raise UserInputError('unknown flag --%s for %s; valid flags: %s'
                                  % (key, name, ', '.join('--' + k for k in valid)))
-        grid[key] = [_coerce(name, key, v, params[key].default) for v in vals]
-
-    keys = ['env'] + ['ac:' + k for k in ac_grid] + list(grid)
-    values = [env_ids] + list(ac_grid.values()) + list(grid.values())
-    varying = [k for k, v in zip(keys, values) if len(v) > 1 and k != 'seed']
+        grid_flags[key] = [_coerce(name, key, v, params[key].default) for v in vals]
 
     base_name = run_opts.get('exp_name') or (
         name + ('_' + env_ids[0] if len(env_ids) == 1 else ''))
-    runs = []
-    for combo in itertools.product(*values):
-        variant = dict(zip(keys, combo))
-        kwargs = {k: v for k, v in variant.items() if k in grid}
-        ac_kwargs = dict(kwargs.pop('ac_kwargs', None) or {})
-        for k in ac_grid:
-            ac_kwargs[k] = variant['ac:' + k]
-        if isinstance(ac_kwargs.get('activation'), str):
-            ac_kwargs['activation'] = _activation(ac_kwargs['activation'])
-        if ac_kwargs:
-            kwargs['ac_kwargs'] = ac_kwargs
-        exp_name = base_name + ''.join('_%s%s' % (_short(k), _value_name(variant[k]))
-                                       for k in varying)
-        seed = kwargs.get('seed', params['seed'].default if 'seed' in params else None)
-        logger_kwargs = setup_logger_kwargs(exp_name, seed, run_opts.get('data_dir'),
-                                            run_opts.get('datestamp', False))
-        progress = osp.join(logger_kwargs['output_dir'], PROGRESS_FILE)
+    grid = _CliGrid(base_name)
+    grid.add('env_name', env_ids, 'env')
+    if 'ac_kwargs' in grid_flags:
+        grid.add('ac_kwargs', grid_flags.pop('ac_kwargs'), 'ac_kwargs')
+    for key, short in (('hidden_sizes', 'hid'), ('activation', 'act')):
+        if key in ac_grid:
+            grid.add('ac_kwargs:' + key, ac_grid[key], short)
+    for key, vals in grid_flags.items():
+        grid.add(key, vals, key)
+    if 'seed' not in grid_flags:
+        grid.add('seed', [params['seed'].default if 'seed' in params else 0], 'seed')
+    try:
+        experiments = grid.experiments(AlgoThunk(name), run_opts.get('data_dir'),
+                                       run_opts.get('datestamp', False))
+    except ValueError as e:
+        raise UserInputError(str(e)) from None
+    for e in experiments:
+        ac_kwargs = e.kwargs.get('ac_kwargs')
+        if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
+            _activation(ac_kwargs['activation'])
+        progress = osp.join(e.output_dir, PROGRESS_FILE)
         if osp.exists(progress) and not run_opts.get('overwrite', False):
             raise UserInputError('%s already holds results; choose another --exp_name, add '
-                                 '--datestamp, or pass --overwrite'
-                                 % logger_kwargs['output_dir'])
-        kwargs['env_fn'] = EnvFn(variant['env'])
-        kwargs['logger_kwargs'] = logger_kwargs
-        runs.append((fn, kwargs))
-    return runs
+                                 '--datestamp, or pass --overwrite' % e.output_dir)
+    return Plan(grid, experiments, workers, backend, address)
+
+
+def _launch_options(run_opts):
+    """``(workers, backend, address)`` from ``--workers N|auto``, ``--backend``, ``--address``."""
+    workers = run_opts.get('workers', 1)
+    backend = run_opts.get('backend', 'local')
+    address = run_opts.get('address')
+    if workers != 'auto' and (isinstance(workers, bool) or not isinstance(workers, int)
+                              or workers < 1):
+        raise UserInputError("--workers expects a positive integer or 'auto', got %r"
+                             % (workers,))
+    if backend not in BACKENDS:
+        raise UserInputError('--backend expects one of %s, got %r'
+                             % (', '.join(BACKENDS), backend))
+    if address is not None and not isinstance(address, str):
+        address = str(address)
+    try:
+        workers = check_launch(workers, backend, address)
+    except ImportError:
+        raise UserInputError("--backend ray needs the optional 'ray' package: "
+                             "pip install -r requirements-ray.txt") from None
+    except ValueError:
+        if address is not None and backend != 'ray':
+            raise UserInputError('--address ADDR is for --backend ray') from None
+        raise UserInputError("--workers is for --backend local; with --backend ray each "
+                             "variant is a Ray task with one CPU and the cluster's CPUs "
+                             "decide how many run at once") from None
+    return workers, backend, address
 
 
 def _hidden_sizes(v):
@@ -263,10 +340,6 @@ def _hidden_sizes(v):
         raise UserInputError('--hid expects positive layer sizes like "[256,256]", got %r'
                              % (v,))
     return list(v)
-
-
-def _short(key):
-    return {'ac:hidden_sizes': 'hid', 'ac:activation': 'act'}.get(key, key)
 
 
 def _value_name(v):

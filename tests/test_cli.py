@@ -118,6 +118,11 @@ def test_test_policy_with_corrupt_model(tmp_path):
       '--train_v_iters', '5'], ['AverageVVals', 'KL', 'BacktrackIters', 'DeltaLossV']),
     (['npg', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
       '--train_v_iters', '5', '--hid', '[16]'], ['AverageVVals', 'KL', 'DeltaLossPi']),
+    (['vpg', '--env', 'CartPole-v1', '--epochs', '2', '--steps_per_epoch', '300',
+      '--train_v_iters', '5'], ['AverageVVals', 'Entropy', 'KL']),
+    (['ppo', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
+      '--train_v_iters', '5', '--train_pi_iters', '5'], ['ClipFrac', 'StopIter', 'Entropy']),
+    (['sac', '--env', 'Pendulum-v1', *TINY], ['AverageLogPi', 'LossQ1', 'LossQ2']),
 ])
 def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
     proc = run_cli(*args, '--data_dir', tmp_path, '--exp_name', 'x')

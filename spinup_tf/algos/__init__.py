@@ -23,6 +23,9 @@ ALGOS = {
     'td3': ('spinup_tf.algos.td3', 'td3', _deterministic_policy_spaces),
     'trpo': ('spinup_tf.algos.trpo', 'trpo', _stochastic_policy_spaces),
     'npg': ('spinup_tf.algos.trpo', 'npg', _stochastic_policy_spaces),
+    'vpg': ('spinup_tf.algos.vpg', 'vpg', _stochastic_policy_spaces),
+    'ppo': ('spinup_tf.algos.ppo', 'ppo', _stochastic_policy_spaces),
+    'sac': ('spinup_tf.algos.sac', 'sac', _deterministic_policy_spaces),
 }
 
 

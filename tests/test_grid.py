@@ -1,0 +1,265 @@
+"""ExperimentGrid (Spinning Up's naming and variants) and grid runs: in-process, in parallel
+worker processes, and on a local Ray instance."""
+import os
+import sys
+
+import pytest
+
+from conftest import run_cli
+from spinup_tf.grid import (ExperimentGrid, VariantResult, final_performance, format_summary,
+                            physical_cores, valid_str)
+
+TINY = ['--epochs', '1', '--steps_per_epoch', '200', '--start_steps', '100', '--update_after',
+        '100', '--num_test_episodes', '1', '--max_ep_len', '100']
+
+
+# ------------------------------------------------------------------------------------------
+# Names and variants, as Spinning Up defines them
+# ------------------------------------------------------------------------------------------
+def _spinup_example():
+    eg = ExperimentGrid('g')
+    eg.add('test:a', [1, 2, 3], 'ta', True)
+    eg.add('test:b', [1, 2, 3])
+    eg.add('some', [4, 5])
+    eg.add('why', [True, False])
+    eg.add('huh', 5)
+    eg.add('no', 6, in_name=True)
+    return eg
+
+
+def test_variants_are_the_product_with_nested_keys():
+    eg = _spinup_example()
+    variants = eg.variants()
+    assert len(variants) == 3 * 3 * 2 * 2 == eg.num_variants()
+    assert variants[0] == {'test': {'a': 1, 'b': 1}, 'some': 4, 'why': True, 'huh': 5, 'no': 6}
+    # The first key varies slowest, the last fastest.
+    assert [v['why'] for v in variants[:2]] == [True, False]
+    assert [v['test']['a'] for v in variants[::12]] == [1, 2, 3]
+    assert len({repr(v) for v in variants}) == len(variants)
+
+
+def test_variant_names_shorthands_bools_in_name_and_seed():
+    eg = _spinup_example()
+    names = [eg.variant_name(v) for v in eg.variants()]
+    # 'ta' given; 'test:b' -> 'tes-b'; bool-only 'why' shows only when True; 'huh' has one
+    # value; 'no' is forced in.
+    assert names[0] == 'g_ta1_tes-b1_som4_why_no6'
+    assert names[1] == 'g_ta1_tes-b1_som4_no6'
+    assert len(set(names)) == len(names)
+
+    eg = ExperimentGrid('')
+    eg.add('seed', [0, 10], in_name=True)
+    eg.add('env_name', 'Pendulum-v1', '', True)
+    eg.add('ac_kwargs:hidden_sizes', [[64, 64], (32,)], 'hid')
+    eg.add('pi_lr', [1e-3, 3e-4])
+    names = [eg.variant_name(v) for v in eg.variants()]
+    assert names[:4] == ['pendulum-v1_hid64-64_pi0-001', 'pendulum-v1_hid64-64_pi0-0003',
+                         'pendulum-v1_hid32_pi0-001', 'pendulum-v1_hid32_pi0-0003']
+    assert names[4:] == names[:4]  # the seed is never in the name
+
+
+def test_default_shorthand_and_valid_str():
+    eg = ExperimentGrid()
+    assert eg._default_shorthand('ac_kwargs:hidden_sizes') == 'ac-hid'
+    assert eg._default_shorthand('pi_lr') == 'pi'
+    assert eg._default_shorthand('seed') == 'see'
+    assert valid_str([64, 64]) == '64-64'
+    assert valid_str('Pendulum-v1') == 'pendulum-v1'
+    assert valid_str(0.5) == '0-5'
+    assert valid_str(os.path.join) == 'join'
+
+
+def test_nested_keys_merge_into_a_dict_value_and_never_share_lists():
+    eg = ExperimentGrid('x')
+    eg.add('ac_kwargs', [{'activation': 'relu', 'hidden_sizes': [1]}])
+    eg.add('ac_kwargs:hidden_sizes', [[8], [16]], 'hid')
+    v1, v2 = eg.variants()
+    assert v1['ac_kwargs'] == {'activation': 'relu', 'hidden_sizes': [8]}
+    assert v2['ac_kwargs'] == {'activation': 'relu', 'hidden_sizes': [16]}
+    v1['ac_kwargs']['hidden_sizes'].append(99)
+    assert eg.variants()[0]['ac_kwargs']['hidden_sizes'] == [8]
+    with pytest.raises(ValueError, match='already added'):
+        eg.add('ac_kwargs', [{}])
+    bad = ExperimentGrid('y')
+    bad.add('a', 1)
+    bad.add('a:b', 2)
+    with pytest.raises(ValueError, match='both a value and nested keys'):
+        bad.variants()
+
+
+def test_experiments_seed_env_folder_and_duplicate_folders(tmp_path, capsys):
+    eg = ExperimentGrid('exp')
+    eg.add('env_name', 'Pendulum-v1')
+    eg.add('lr', [0.1, 0.2])
+    exps = eg.experiments(dict, data_dir=str(tmp_path))
+    assert [e.label for e in exps] == ['exp_lr0-1_s0', 'exp_lr0-2_s0']
+    fn, kwargs = exps[0]
+    assert fn is dict and kwargs['seed'] == 0 and kwargs['env_fn'].env_id == 'Pendulum-v1'
+    assert 'env_name' not in kwargs
+    assert kwargs['logger_kwargs'] == {
+        'output_dir': str(tmp_path / 'exp_lr0-1' / 'exp_lr0-1_s0'), 'exp_name': 'exp_lr0-1'}
+
+    # Spinning Up: the thunk may be the name of a key whose values are callables.
+    eg = ExperimentGrid('t')
+    eg.add('algo', [dict, list], 'alg')
+    exps = eg.experiments('algo', data_dir=str(tmp_path))
+    assert [e.thunk for e in exps] == [dict, list] and 'algo' not in exps[0].kwargs
+    assert [e.exp_name for e in exps] == ['t_algdict', 't_alglist']
+
+    eg = ExperimentGrid('d')
+    eg.add('seed', [1, 1])
+    with pytest.raises(ValueError, match='would both write to'):
+        eg.experiments(dict, data_dir=str(tmp_path))
+    with pytest.raises(ValueError, match='workers'):
+        ExperimentGrid('w').run(dict, workers=0, data_dir=str(tmp_path))
+    with pytest.raises(ValueError, match='backend'):
+        ExperimentGrid('w').run(dict, backend='mpi', data_dir=str(tmp_path))
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing written
+    assert physical_cores() >= 1
+
+
+def test_final_performance_and_summary_table(tmp_path):
+    run = tmp_path / 'r'
+    run.mkdir()
+    assert final_performance(str(run)) == (None, None)
+    (run / 'progress.txt').write_text('Epoch\tAverageEpRet\tAverageTestEpRet\n'
+                                      '1\t-5.0\t-4.0\n2\t-3.0\t-2.5\n')
+    assert final_performance(str(run)) == (-2.5, 'AverageTestEpRet')
+    (run / 'progress.txt').write_text('Epoch\tAverageEpRet\n1\t7.25\n')
+    assert final_performance(str(run)) == (7.25, 'AverageEpRet')
+    table = format_summary([
+        VariantResult('a_s0', 'a', 0, str(run), 'ok', '', 1.0, 7.25, 'AverageEpRet'),
+        VariantResult('a_s1', 'a', 1, str(tmp_path / 'x'), 'failed', 'RuntimeError: boom')])
+    assert '1 of 2 variants ok, 1 failed' in table
+    assert 'a_s1: RuntimeError: boom' in table and '7.25' in table and str(run) in table
+
+
+# ------------------------------------------------------------------------------------------
+# Running grids
+# ------------------------------------------------------------------------------------------
+def fake_algo(seed, logger_kwargs, mode='ok'):
+    """A stand-in for an algorithm: writes a one-row progress.txt, raises, or dies."""
+    if mode == 'raise':
+        raise RuntimeError('boom (seed %d)' % seed)
+    if mode == 'exit':
+        sys.stdout.flush()
+        os._exit(3)
+    out = logger_kwargs['output_dir']
+    os.makedirs(out)
+    with open(os.path.join(out, 'progress.txt'), 'w') as f:
+        f.write('Epoch\tAverageEpRet\n1\t%d\n' % (10 * seed + 1))
+    print('fake run: threads', os.environ.get('OMP_NUM_THREADS'))
+
+
+@pytest.mark.parametrize('workers', [1, 2])
+def test_failed_variants_are_reported_and_the_others_complete(tmp_path, capsys, workers):
+    eg = ExperimentGrid('fake')
+    eg.add('mode', ['ok', 'raise', 'exit'] if workers > 1 else ['ok', 'raise'])
+    eg.add('seed', [0, 1])
+    results = eg.run(fake_algo, data_dir=str(tmp_path), workers=workers)
+    out = capsys.readouterr().out
+    by_label = {r.label: r for r in results}
+    for seed in (0, 1):
+        ok = by_label['fake_modok_s%d' % seed]
+        assert ok.status == 'ok' and ok.performance == 10 * seed + 1
+        assert (tmp_path / 'fake_modok' / ok.label / 'progress.txt').exists()
+        bad = by_label['fake_modraise_s%d' % seed]
+        assert bad.status == 'failed' and bad.error == 'RuntimeError: boom (seed %d)' % seed
+    if workers > 1:
+        assert by_label['fake_modexit_s0'].status == 'failed'
+        assert by_label['fake_modexit_s0'].error == 'exited with code 3'
+        # Worker output comes back prefixed with its variant; one BLAS thread per worker.
+        assert '[fake_modok_s1] fake run: threads 1' in out
+    assert 'Grid summary: 2 of %d variants ok' % len(results) in out
+    assert 'fake_modraise_s1: RuntimeError: boom (seed 1)' in out
+
+
+def test_bad_launch_options(tmp_path, capsys, monkeypatch):
+    from spinup_tf.cli import main
+
+    def one_error(args):
+        code = main(['td3', '--env', 'Pendulum-v1', '--data_dir', str(tmp_path / 'd')] + args)
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        return err.strip()
+
+    assert '--workers expects' in one_error(['--workers', '0'])
+    assert '--workers expects' in one_error(['--workers', 'many'])
+    assert '--backend expects' in one_error(['--backend', 'mpi'])
+    assert 'is for --backend ray' in one_error(['--address', 'auto'])
+    assert 'would both write to' in one_error(['--seed', '0', '0'])
+    monkeypatch.setitem(sys.modules, 'ray', None)  # as if ray were not installed
+    assert one_error(['--backend', 'ray']) == (
+        "error: --backend ray needs the optional 'ray' package: "
+        "pip install -r requirements-ray.txt")
+    assert not (tmp_path / 'd').exists()
+
+
+def test_cli_grid_names_keep_the_flag_values(tmp_path):
+    from spinup_tf.cli import build_runs
+    plan = build_runs('td3', ['--env', 'Pendulum-v1', 'MountainCarContinuous-v0', '--hid',
+                              '[64,64]', '--pi_lr', '1e-3', '3e-4', '--act', 'relu', '--seed',
+                              '0', '1', '--data_dir', str(tmp_path), '--workers', 'auto'])
+    assert plan.workers >= 1 and plan.backend == 'local' and len(plan.experiments) == 8
+    labels = [e.label for e in plan.experiments]
+    assert labels[:4] == ['td3_envPendulum-v1_pi_lr0.001_s0', 'td3_envPendulum-v1_pi_lr0.001_s1',
+                          'td3_envPendulum-v1_pi_lr0.0003_s0',
+                          'td3_envPendulum-v1_pi_lr0.0003_s1']
+    fn, kwargs = plan.experiments[0]
+    assert kwargs['ac_kwargs'] == {'hidden_sizes': [64, 64], 'activation': 'relu'}
+    assert kwargs['env_fn'].env_id == 'Pendulum-v1' and kwargs['seed'] == 0
+    assert kwargs['logger_kwargs']['output_dir'] == str(
+        tmp_path / 'td3_envPendulum-v1_pi_lr0.001' / 'td3_envPendulum-v1_pi_lr0.001_s0')
+    plan = build_runs('td3', ['--env', 'Pendulum-v1', '--hid', '[64,64]', '[8]',
+                              '--data_dir', str(tmp_path)])
+    assert [e.label for e in plan.experiments] == ['td3_Pendulum-v1_hid64-64_s0',
+                                                   'td3_Pendulum-v1_hid8_s0']
+
+
+def test_in_process_grid_goes_on_after_a_variant_fails_at_run_time(tmp_path, capsys):
+    # epochs=0 passes the flag checks but the algorithm refuses it when it starts.
+    from spinup_tf.cli import main
+    code = main(['td3', '--env', 'Pendulum-v1', *TINY[2:], '--epochs', '0', '1', '--hid', '[8]',
+                 '--data_dir', str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert 'error: epochs must be a positive integer' in captured.err
+    assert 'Grid summary: 1 of 2 variants ok, 1 failed' in captured.out
+    assert 'td3_Pendulum-v1_epochs0_s0: UserInputError: epochs must be' in captured.out
+    assert not (tmp_path / 'td3_Pendulum-v1_epochs0').exists()
+    assert (tmp_path / 'td3_Pendulum-v1_epochs1' / 'td3_Pendulum-v1_epochs1_s0' /
+            'progress.txt').exists()
+
+
+def _assert_complete(run):
+    assert {'progress.txt', 'config.json', 'tf1_save'} <= set(os.listdir(run)), run
+    assert len((run / 'progress.txt').read_text().splitlines()) == 2  # header + one epoch
+    assert (run / 'tf1_save' / 'model_info.json').exists()
+
+
+def test_four_variants_with_two_workers(tmp_path):
+    proc = run_cli('td3', '--env', 'Pendulum-v1', '--seed', '0', '1', '--hid', '[8]', '[16]',
+                   *TINY, '--data_dir', tmp_path, '--workers', '2')
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for hid in ('8', '16'):
+        for seed in (0, 1):
+            name = 'td3_Pendulum-v1_hid' + hid
+            _assert_complete(tmp_path / name / ('%s_s%d' % (name, seed)))
+            assert '[%s_s%d] ' % (name, seed) in proc.stdout
+    assert 'Grid summary: 4 of 4 variants ok' in proc.stdout
+    summary = proc.stdout[proc.stdout.index('Grid summary'):]
+    rows = [l.split() for l in summary.splitlines() if l.startswith('td3_Pendulum-v1_hid')]
+    assert len(rows) == 4 and all(r[1] == 'ok' and float(r[4]) < 0 for r in rows), summary
+    assert 'AverageTestEpRet' in summary
+
+
+def test_ray_backend_on_a_local_instance(tmp_path):
+    pytest.importorskip('ray', reason='the optional ray package is not installed '
+                                      '(pip install -r requirements-ray.txt)')
+    proc = run_cli('td3', '--env', 'Pendulum-v1', '--seed', '0', '1', '--hid', '[8]', *TINY,
+                   '--data_dir', 'rel_data', '--backend', 'ray', cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for seed in (0, 1):  # a relative --data_dir is the driver's, wherever the tasks run
+        _assert_complete(tmp_path / 'rel_data' / 'td3_Pendulum-v1' /
+                         ('td3_Pendulum-v1_s%d' % seed))
+    assert 'Grid summary: 2 of 2 variants ok' in proc.stdout
