@@ -21,11 +21,13 @@ import sys
 
 from spinup_tf.algos import ALGOS, check_spaces, get_algo
 from spinup_tf.envs import UserInputError, check_env_id, make_env
+from spinup_tf.presets import (get_preset, env_defaults, describe_presets,
+                               describe_env_defaults)
 from spinup_tf.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
                             run_experiments)
 
-SUBCOMMANDS = ('plot', 'test_policy')
-RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite')
+SUBCOMMANDS = ('plot', 'test_policy', 'resume')
+RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset')
 LAUNCH_OPTIONS = ('workers', 'backend', 'address')
 NOT_FLAGS = ('env_fn', 'actor_critic', 'logger_kwargs')
 ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
@@ -35,6 +37,7 @@ USAGE = """usage:
   python run.py ALGO --help                            the algorithm's flags and docstring
   python run.py plot DIR [DIR ...] [--save FILE] ...   learning curves
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
+  python run.py resume DIR                             continue a killed or interrupted run
 """
 
 
@@ -79,6 +82,13 @@ def _dispatch(argv):
     if cmd == 'test_policy':
         from spinup_tf.test_policy import main as test_policy_main
         return test_policy_main(rest)
+    if cmd == 'resume':
+        if len(rest) != 1 or rest[0].startswith('-'):
+            raise UserInputError('usage: python run.py resume RUN_DIR')
+        from spinup_tf.resume import resume
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        resume(rest[0])
+        return 0
     if cmd not in ALGOS:
         raise UserInputError('unknown algorithm %r; valid commands: %s'
                              % (cmd, ', '.join(list(ALGOS) + list(SUBCOMMANDS))))
@@ -122,7 +132,10 @@ def algo_help(name):
                                            "(default 1; 'auto': physical cores)"),
               '  --%-22s %s' % ('backend', 'local (default) or ray'),
               '  --%-22s %s' % ('address', 'Ray cluster address (default: start a local one)'),
-              '', 'Several values after a flag run a grid: --seed 0 10 20', '',
+              '  --%-22s %s' % ('preset', "a seed's configuration (below); later flags "
+                                          'override it'),
+              '', 'Several values after a flag run a grid: --seed 0 10 20', ''] + \
+        describe_presets(name) + [''] + describe_env_defaults(name) + ['',
               inspect.getdoc(fn)]
     return '\n'.join(lines)
 
@@ -180,8 +193,10 @@ def _coerce(name, key, value, default):
             raise bad('an integer')
         return value
     if isinstance(default, float):
+        if key == 'alpha' and value == 'auto':  # SAC's automatic temperature
+            return value
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise bad('a number')
+            raise bad('a number' + (" or 'auto'" if key == 'alpha' else ''))
         return float(value)
     if isinstance(default, str) and not isinstance(value, str):
         raise bad('a string')
@@ -232,7 +247,14 @@ def build_runs(name, tokens):
     params = inspect.signature(fn).parameters
     flags = parse_flags(tokens)
 
+    preset = None
+    if 'preset' in flags:
+        if len(flags['preset']) != 1:
+            raise UserInputError('--preset takes one value')
+        preset = get_preset(name, flags['preset'][0])
     env_ids = flags.pop('env', None) or flags.pop('env_name', None)
+    if not env_ids and preset is not None:
+        env_ids = [preset.env]
     if not env_ids:
         raise UserInputError('missing --env ENV_ID (e.g. --env Pendulum-v1)')
     for env_id in env_ids:
@@ -294,6 +316,12 @@ def build_runs(name, tokens):
     except ValueError as e:
         raise UserInputError(str(e)) from None
     for e in experiments:
+        # Preset or per-env defaults first; what the command line says wins.
+        base = dict(preset.kwargs) if preset is not None else \
+            env_defaults(name, e.kwargs['env_fn'].env_id)
+        if 'ac_kwargs' in base and 'ac_kwargs' in e.kwargs:
+            e.kwargs['ac_kwargs'] = dict(base['ac_kwargs'], **e.kwargs['ac_kwargs'])
+        e.kwargs.update({k: v for k, v in base.items() if k not in e.kwargs})
         ac_kwargs = e.kwargs.get('ac_kwargs')
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             _activation(ac_kwargs['activation'])
@@ -346,3 +374,12 @@ def _value_name(v):
     if isinstance(v, (list, tuple)):
         return '-'.join(str(x) for x in v)
     return str(v).replace(os.sep, '-')
+
+
+def resolve_defaults(name, env_id, preset=None):
+    """The keyword arguments a run of ``name`` on ``env_id`` gets without other flags: the
+    signature's defaults, then the preset's (or the per-env table's) values."""
+    params = inspect.signature(get_algo(name)).parameters
+    kwargs = {k: p.default for k, p in params.items() if k not in NOT_FLAGS}
+    kwargs.update(get_preset(name, preset).kwargs if preset else env_defaults(name, env_id))
+    return kwargs

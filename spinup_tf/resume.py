@@ -42,10 +42,15 @@ def resume_kwargs(run_dir):
         if key in ('env_fn', 'logger_kwargs') or key not in config:
             continue
         if key == 'actor_critic':
-            if not str(config[key]).endswith('.' + param.default.__name__):
+            if str(config[key]).endswith('.' + param.default.__name__):
+                continue  # the default
+            from spinup_tf.actor_critics import resolve_actor_critic
+            try:
+                kwargs[key] = resolve_actor_critic(config[key])
+            except UserInputError:
                 raise UserInputError('the run used a custom actor_critic (%s); resume it from '
                                      'Python with logger_kwargs=dict(..., resume=True)'
-                                     % config[key])
+                                     % config[key]) from None
             continue
         kwargs[key] = config[key]
     ac_kwargs = dict(kwargs.get('ac_kwargs') or {})
