@@ -138,3 +138,49 @@ def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
     proc = run_cli('test_policy', run, '--episodes', '1', '--norender')
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'Mean EpRet' in proc.stdout
+
+
+def _single_run_kwargs(args, tmp_path):
+    from spinup_tf.cli import build_runs
+    plan = build_runs(args[0], args[1:] + ['--data_dir', str(tmp_path)])
+    assert len(plan.experiments) == 1
+    return plan.experiments[0].kwargs
+
+
+def test_per_env_defaults_are_applied_and_overridable(tmp_path):
+    kw = _single_run_kwargs(['td3', '--env', 'MountainCarContinuous-v0'], tmp_path)
+    assert (kw['noise'], kw['act_noise'], kw['epochs']) == ('pink', 0.5, 10)
+    kw = _single_run_kwargs(['td3', '--env', 'MountainCarContinuous-v0', '--noise', 'ou',
+                             '--epochs', '3'], tmp_path)
+    assert (kw['noise'], kw['act_noise'], kw['epochs']) == ('ou', 0.5, 3)
+    kw = _single_run_kwargs(['td3', '--env', 'Pendulum-v1'], tmp_path)
+    assert 'noise' not in kw  # the signature's default (gaussian)
+
+
+def test_preset_sets_env_and_kwargs_and_flags_override(tmp_path):
+    kw = _single_run_kwargs(['td3', '--preset', 'tensorlayer', '--gamma', '0.95',
+                             '--hid', '[16,16]'], tmp_path)
+    assert kw['env_fn'].env_id == 'Pendulum-v1'
+    assert kw['actor_critic'] == 'tensorlayer' and kw['updates_per_step'] == 3
+    assert kw['gamma'] == 0.95 and kw['ac_kwargs']['hidden_sizes'] == [16, 16]
+    kw = _single_run_kwargs(['trpo', '--preset', 'blog-cartpole'], tmp_path)
+    assert kw['env_fn'].env_id == 'CartPole-v1' and kw['epochs'] == 50
+    kw = _single_run_kwargs(['td3', '--preset', 'blog-mountaincar'], tmp_path)
+    assert kw['noise'] == 'uniform' and kw['epochs'] == 50  # not the per-env defaults
+
+
+@pytest.mark.parametrize('args,needle', [
+    (['td3', '--preset', 'nope'], 'unknown preset'),
+    (['ppo', '--preset', 'udemy', '--env', 'Pendulum-v1'], 'unknown preset'),
+    (['td3', '--env', 'Pendulum-v1', '--noise', 'purple'], 'Unknown noise kind'),
+    (['sac', '--env', 'Pendulum-v1', '--alpha', 'sometimes'], "--alpha expects a number or 'auto'"),
+    (['trpo', '--env', 'Blackjack-v1'], 'flat Box observation space'),
+    (['td3', '--env', 'Pendulum-v1', '--batch_size', '200', '--replay_size', '100'],
+     'larger than the replay buffer'),
+])
+def test_more_bad_input(tmp_path, capsys, args, needle):
+    from spinup_tf.cli import main
+    code = main(args + ['--data_dir', str(tmp_path / 'data'), '--epochs', '1'])
+    err = capsys.readouterr().err
+    assert code == 2 and 'Traceback' not in err and needle in err, err
+    assert not (tmp_path / 'data').exists()
