@@ -14,7 +14,7 @@ from spinup_tf.envs import (seed_env, flat_obs_dim, box_action_bounds, env_id_of
                             UserInputError)
 from spinup_tf.logx import EpochLogger
 from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints, NonFiniteError
+from spinup_tf.training import check_finite, check_positive_ints
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -155,10 +155,6 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
 
     def end_epoch(epoch, t):
         check_finite(logger, finite_keys, epoch)
-        if not logger.params_finite():
-            raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; '
-                                 'stopping (the last checkpoint is from before this epoch)'
-                                 % epoch)
         last = epoch == epochs
         if save_state is not None and ((save_freq and epoch % save_freq == 0) or last):
             save_state(epoch)

@@ -18,7 +18,7 @@ from spinup_tf.logx import EpochLogger
 from spinup_tf.onpolicy_buffer import GAEBuffer
 from spinup_tf.tf1 import tf, placeholders, placeholder_from_space
 from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints, NonFiniteError
+from spinup_tf.training import check_finite, check_positive_ints
 
 
 def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
@@ -189,10 +189,6 @@ def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, 
         # Perform the update, check it, then save.
         update(buf)
         check_finite(logger, finite_keys, epoch)
-        if not logger.params_finite():
-            raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; '
-                                 'stopping (the last checkpoint is from before this epoch)'
-                                 % epoch)
         last = epoch == epochs
         if save_state is not None and ((save_freq and epoch % save_freq == 0) or last):
             save_state(epoch)

@@ -16,12 +16,18 @@ def check_positive_ints(**values):
 
 
 def check_finite(logger, keys, epoch):
-    """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value is NaN/Inf."""
+    """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value (of ``keys``)
+    or a network parameter is NaN/Inf. Called before the epoch's row, model and checkpoint
+    are written, so the last good ones stay."""
     for key in keys:
         values = logger.epoch_dict.get(key, [])
         if values and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in values]))):
             raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (the last saved '
-                                 'model is from before this epoch)' % (epoch, key))
+                                 'model and checkpoint are from before this epoch)' % (epoch, key))
+    if not logger.params_finite():
+        raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; stopping '
+                             '(the last saved model and checkpoint are from before this epoch)'
+                             % epoch)
 
 
 def start_session(graph, logger, inputs, outputs, init_ops=()):
