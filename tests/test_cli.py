@@ -138,6 +138,9 @@ def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
     proc = run_cli('test_policy', run, '--episodes', '1', '--norender')
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'Mean EpRet' in proc.stdout
+    png = tmp_path / 'curve.png'
+    proc = run_cli('plot', tmp_path / 'x', '--save', png)
+    assert proc.returncode == 0 and png.stat().st_size > 1000, proc.stderr
 
 
 def _single_run_kwargs(args, tmp_path):
