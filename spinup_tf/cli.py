@@ -34,6 +34,7 @@ ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu
                'swish', 'gelu')
 USAGE = """usage:
   python run.py ALGO --env ENV_ID [--flag VALUE ...]   train (ALGO: {algos})
+  python run.py ALGO --preset NAME [--flag VALUE ...]  a source document's configuration
   python run.py ALGO --help                            the algorithm's flags and docstring
   python run.py plot DIR [DIR ...] [--save FILE] ...   learning curves
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
