@@ -45,6 +45,18 @@ REFERENCES = {
 }
 
 
+NOTES = [
+    'td3_tensorlayer scores 150-step episodes (its max_ep_len) with the policy limited to '
+    '[-1, 1] (the action_range quirk), so its returns are not on the scale of the 200-step '
+    'Pendulum rows.',
+    'ddpg_rllab-mxnet trains only after 10000 stored samples and its episodes stop at 100 '
+    'steps (best return 100); Ant-v5 and InvertedPendulum-v5 rows stand in for envs that '
+    'gymnasium lacks and have no published reference here.',
+    'Wall time is the Time column of the last row (training plus test episodes) of one run, '
+    'with two runs at a time on a 2-core machine.',
+]
+
+
 def variant_name(algo, preset):
     return '%s_%s' % (algo, preset or 'default')
 
@@ -120,8 +132,8 @@ def write_results(args, variants, seeds):
         if env not in envs:
             envs.append(env)
     lines = ['# Results: the source documents side by side', '',
-             'Made by `python plots/reproduce.py --budget %s --seeds %d` (figures: `plots/<env>.png`).'
-             % (args.budget, args.seeds),
+             'Made by `python plots/reproduce.py --budget %s --seeds %d --workers 2` (figures: '
+             '`plots/<env>.png`).' % (args.budget, args.seeds),
              'Performance is AverageTestEpRet (deterministic test episodes) where the run has it, '
              'else AverageEpRet; "final" is the last epoch, mean ± std over seeds.', '',
              '| env | variant | seeds | steps | final performance | best epoch mean | wall time / run | reference |',
@@ -157,6 +169,7 @@ def write_results(args, variants, seeds):
             runs = find_runs(parents)
             make_plots(runs, 'TotalEnvInteracts', ['Performance'], False, 'mean', 1,
                        osp.join(args.out, '%s.png' % env))
+    lines += [''] + ['* ' + n for n in NOTES]
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
