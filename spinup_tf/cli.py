@@ -21,6 +21,7 @@ import sys
 
 from spinup_tf.algos import ALGOS, check_spaces, get_algo
 from spinup_tf.envs import UserInputError, check_env_id, make_env
+from spinup_tf.training import Terminated, install_stop_handlers
 from spinup_tf.presets import (get_preset, env_defaults, describe_presets,
                                describe_env_defaults)
 from spinup_tf.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
@@ -42,12 +43,6 @@ USAGE = """usage:
 """
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: the run saves its model and stops cleanly."""
-
-
-def _on_sigterm(signum, frame):
-    raise Terminated()
 
 
 def main(argv=None):
@@ -71,6 +66,10 @@ def main(argv=None):
         return 130
 
 
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
 def _dispatch(argv):
     usage = USAGE.format(algos=', '.join(ALGOS))
     if not argv or argv[0] in ('-h', '--help', 'help'):
@@ -87,7 +86,7 @@ def _dispatch(argv):
         if len(rest) != 1 or rest[0].startswith('-'):
             raise UserInputError('usage: python run.py resume RUN_DIR')
         from spinup_tf.resume import resume
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        install_stop_handlers()
         resume(rest[0])
         return 0
     if cmd not in ALGOS:
@@ -96,8 +95,11 @@ def _dispatch(argv):
     if '--help' in rest or '-h' in rest:
         print(algo_help(cmd))
         return 0
-    signal.signal(signal.SIGTERM, _on_sigterm)
     plan = build_runs(cmd, rest)
+    if plan.workers == 1 and plan.backend == 'local':
+        install_stop_handlers()  # training runs here: stop between two env steps
+    else:
+        signal.signal(signal.SIGTERM, _raise_terminated)  # the grid stops its workers
     if len(plan.experiments) == 1 and plan.workers == 1 and plan.backend == 'local':
         fn, kwargs = plan.experiments[0]
         fn(**kwargs)  # one run, here: its errors go to main() as they are

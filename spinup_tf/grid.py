@@ -592,10 +592,14 @@ def _worker_main(payload, out_conn, result_conn):
     # The parent turns Ctrl-C into one SIGTERM per worker, so that a worker is never
     # interrupted twice while it saves its model.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The training loop stops at its next env step (a raise from the handler could land
+    # inside TensorFlow's C++ code); before training starts, stop at once.
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         thunk, kwargs = pickle.loads(payload)
         label = osp.basename(osp.normpath(kwargs.get('logger_kwargs', {}).get('output_dir', '')))
+        from spinup_tf.training import request_stop
+        signal.signal(signal.SIGTERM, request_stop)
         status, error = _call(thunk, kwargs, label)
     except KeyboardInterrupt:
         status, error = 'interrupted', 'interrupted'

@@ -14,7 +14,7 @@ from spinup_tf.envs import (seed_env, flat_obs_dim, box_action_bounds, env_id_of
                             UserInputError)
 from spinup_tf.logx import EpochLogger
 from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints
+from spinup_tf.training import check_finite, check_positive_ints, check_stop
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -198,6 +198,7 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
     ep_ret, ep_len = 0.0, 0
 
     for t in range(t0, total_steps):
+        check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
         # Until start_steps have elapsed, sample actions uniformly at random for better
         # exploration (the action space is seeded). Afterwards, explore with the policy.
         if t >= start_steps:

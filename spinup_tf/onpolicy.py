@@ -18,7 +18,7 @@ from spinup_tf.logx import EpochLogger
 from spinup_tf.onpolicy_buffer import GAEBuffer
 from spinup_tf.tf1 import tf, placeholders, placeholder_from_space
 from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints
+from spinup_tf.training import check_finite, check_positive_ints, check_stop
 
 
 def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
@@ -156,6 +156,7 @@ def _loop(env, logger, buf, step, value, update, seed, steps_per_epoch, epochs, 
 
     for epoch in range(loop_state['epoch'] + 1, epochs + 1):
         for t in range(loop_state['t'], steps_per_epoch):
+            check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
             a, v_t, logp_t, info_t = step(o)
             o2, r, terminated, truncated, _ = env.step(np.clip(a, space.low, space.high)
                                                        if clip else a)
