@@ -150,11 +150,9 @@ def bench_update_offpolicy(algo, env_id, calls=200, warmup=10):
 
 
 def bench_update_trpo(env_id, n=4000, calls=3, algo='trpo'):
-    """One full TRPO update (as trpo.py's update(), default hyperparameters) on a random
+    """One full TRPO update (trpo.py's ``make_trpo_update``, default hyperparameters) on a random
     buffer whose actions/logp/info come from the initial policy."""
-    from spinup_tf.algos.trpo import build_trpo_graph
-    from spinup_tf.natural_gradient import natural_gradient_step, backtracking_line_search
-    delta, cg_iters, damping, bt_iters, bt_coeff, v_iters = 0.01, 10, 0.1, 10, 0.8, 80
+    from spinup_tf.algos.trpo import build_trpo_graph, make_trpo_update
     env = EnvFn(env_id)()
     obs_space, act_space = env.observation_space, env.action_space
     env.close()
@@ -176,37 +174,16 @@ def bench_update_trpo(env_id, n=4000, calls=3, algo='trpo'):
         info = [np.broadcast_to(x, (n,) + tuple(ph.shape.as_list()[1:])).copy()
                 for x, ph in zip(info, g.all_phs[5:])]
         inputs = [obs, a, adv, ret, logp] + info
-        grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
-                                             feed_list=g.all_phs)
-        hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
-        set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
-        kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
-        train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
-        v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
+        update_on = make_trpo_update(sess, g, algo)  # trpo.py's own update, defaults
         start_params = sess.run(g.get_pi_params)
 
         def update():
-            grad, pi_l_old, _ = grad_and_losses(*inputs)
-            x, alpha, full_step = natural_gradient_step(
-                grad, lambda v: hvp_fn(v, *inputs), delta, cg_iters, damping)
-            old_params = sess.run(g.get_pi_params)
-
-            def set_and_eval(params):
-                set_params(params)
-                return kl_and_loss(*inputs)
-            if algo == 'npg':
-                set_and_eval(old_params - full_step)
-            else:
-                backtracking_line_search(set_and_eval, old_params, full_step, delta, pi_l_old,
-                                         bt_iters, bt_coeff)
-            for _ in range(v_iters):
-                train_v(*inputs)
-            v_loss_fn(*inputs)
+            update_on(inputs)
 
         update()  # warm-up
         times = []
         for _ in range(calls):
-            set_params(start_params)  # the same starting point each time (old logp fixed)
+            sess.run(g.set_pi_params, {g.v_ph: start_params})  # the same starting point each time (old logp fixed)
             t0 = time.perf_counter()
             update()
             times.append(time.perf_counter() - t0)

@@ -31,8 +31,6 @@ SUBCOMMANDS = ('plot', 'test_policy', 'resume')
 RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset')
 LAUNCH_OPTIONS = ('workers', 'backend', 'address')
 NOT_FLAGS = ('env_fn', 'actor_critic', 'logger_kwargs')
-ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
-               'swish', 'gelu')
 USAGE = """usage:
   python run.py ALGO --env ENV_ID [--flag VALUE ...]   train (ALGO: {algos})
   python run.py ALGO --preset NAME [--flag VALUE ...]  a source document's configuration
@@ -117,6 +115,7 @@ def _dispatch(argv):
 
 def algo_help(name):
     """Usage line, flags with defaults, and the algorithm's docstring."""
+    from spinup_tf.tf1 import ACTIVATIONS
     fn = get_algo(name)
     lines = ['usage: python run.py %s --env ENV_ID [--flag VALUE ...]' % name, '',
              'flags (defaults):']
@@ -174,11 +173,11 @@ def parse_value(token):
 
 
 def _activation(name):
-    from spinup_tf.tf1 import tf
+    from spinup_tf.tf1 import ACTIVATIONS, activation_by_name
     if not isinstance(name, str) or name not in ACTIVATIONS:
         raise UserInputError('unknown activation %r; choose from %s'
                              % (name, ', '.join(ACTIVATIONS)))
-    return getattr(tf.nn, name)
+    return activation_by_name(name)
 
 
 def _coerce(name, key, value, default):

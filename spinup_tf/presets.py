@@ -7,7 +7,6 @@ the preset's value.
 """
 from collections import namedtuple
 
-from spinup_tf.tf1 import tf
 from spinup_tf.envs import UserInputError
 
 Preset = namedtuple('Preset', 'env kwargs reproduces quirks')

@@ -13,13 +13,11 @@ from spinup_tf.checkpoint import has_checkpoint
 from spinup_tf.envs import EnvFn, UserInputError
 from spinup_tf.logx import CONFIG_FILE
 
-ACTIVATION_NAMES = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
-                    'swish', 'gelu')
 
 
 def resume_kwargs(run_dir):
     """``(fn, kwargs)`` that continue the run in ``run_dir``."""
-    from spinup_tf.tf1 import tf
+    from spinup_tf.tf1 import activation_by_name
     path = osp.join(run_dir, CONFIG_FILE)
     if not osp.isdir(run_dir):
         raise UserInputError('no such run folder: %s' % run_dir)
@@ -55,10 +53,11 @@ def resume_kwargs(run_dir):
         kwargs[key] = config[key]
     ac_kwargs = dict(kwargs.get('ac_kwargs') or {})
     if 'activation' in ac_kwargs:
-        act = str(ac_kwargs['activation']).rsplit('.', 1)[-1]
-        if act not in ACTIVATION_NAMES:
-            raise UserInputError('unknown activation %r in %s' % (ac_kwargs['activation'], path))
-        ac_kwargs['activation'] = getattr(tf.nn, act)
+        try:
+            ac_kwargs['activation'] = activation_by_name(ac_kwargs['activation'])
+        except ValueError:
+            raise UserInputError('unknown activation %r in %s'
+                                 % (ac_kwargs['activation'], path)) from None
     kwargs['ac_kwargs'] = ac_kwargs
     env_fn = config.get('env_fn')
     env_kwargs = env_fn.get('env_kwargs', {}) if isinstance(env_fn, dict) else {}

@@ -51,6 +51,22 @@ def placeholder_from_space(space, name=None):
 
 
 # --------------------------------------------------------------------------------------------
+# Activations by name (command line, config.json)
+# --------------------------------------------------------------------------------------------
+ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
+               'swish', 'gelu')
+
+
+def activation_by_name(name):
+    """``tf.nn.<name>`` for a name in ``ACTIVATIONS`` (or a dotted name ending in one, as
+    config.json records a function); ``ValueError`` otherwise."""
+    short = str(name).rsplit('.', 1)[-1]
+    if not isinstance(name, str) or short not in ACTIVATIONS:
+        raise ValueError('unknown activation %r; choose from %s' % (name, ', '.join(ACTIVATIONS)))
+    return getattr(tf.nn, short)
+
+
+# --------------------------------------------------------------------------------------------
 # Layers
 # --------------------------------------------------------------------------------------------
 def dense(x, units, activation=None, name='dense', kernel_initializer=None,

@@ -148,47 +148,14 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
     # One callable per kind of call: no feed-dict building or fetch lookup per call.
     step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
-    grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
-                                         feed_list=g.all_phs)
-    hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
-    set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
-    kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
-    train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
-    v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
+    update_on = make_trpo_update(sess, g, algo, delta, train_v_iters, damping_coeff, cg_iters,
+                                 backtrack_iters, backtrack_coeff)
 
     def update(buf):
-        inputs = buf.get()
-        grad, pi_l_old, v_l_old = grad_and_losses(*inputs)
-
-        # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound.
-        x, alpha, full_step = natural_gradient_step(
-            grad, lambda v: hvp_fn(v, *inputs), delta, cg_iters, damping_coeff)
-        old_params = sess.run(g.get_pi_params)
-
-        def set_and_eval(params):
-            set_params(params)
-            return kl_and_loss(*inputs)
-
-        if algo == 'npg':
-            # npg has no backtracking or hard kl constraint enforcement
-            kl, pi_l_new = set_and_eval(old_params - full_step)
-        else:
-            # trpo augments npg with backtracking line search, hard kl
-            j, kl, pi_l_new = backtracking_line_search(
-                set_and_eval, old_params, full_step, delta, pi_l_old, backtrack_iters,
-                backtrack_coeff)
-            if j == backtrack_iters:
-                logger.log('Line search failed! Keeping old params.', 'yellow')
-            logger.store(BacktrackIters=j)
-
-        # Value function updates
-        for _ in range(train_v_iters):
-            train_v(*inputs)
-        v_l_new = v_loss_fn(*inputs)
-
-        # Log changes from update
-        logger.store(LossPi=pi_l_old, LossV=v_l_old, KL=kl,
-                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
+        stats = update_on(buf.get())
+        if stats.get('BacktrackIters') == backtrack_iters:
+            logger.log('Line search failed! Keeping old params.', 'yellow')
+        logger.store(**stats)
 
     diagnostics = [(k, dict(average_only=True)) for k in
                    ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL']]
@@ -212,6 +179,63 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                 vf_lr=vf_lr, train_v_iters=train_v_iters, damping_coeff=damping_coeff,
                 cg_iters=cg_iters, lam=lam, max_ep_len=max_ep_len,
                 logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg')
+
+
+def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping_coeff=0.1,
+                     cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8):
+    """TRPO's (or NPG's) update on one epoch of data, as a python function.
+
+    Args:
+        sess: the session of the graph ``g`` (from :func:`build_trpo_graph`).
+    Returns:
+        ``update_on(inputs) -> dict`` taking ``GAEBuffer.get()``'s list (in ``g.all_phs``
+        order) and returning the diagnostics LossPi, LossV, KL, DeltaLossPi, DeltaLossV and,
+        for TRPO, BacktrackIters (``backtrack_iters`` when the line search failed and the old
+        parameters were restored).
+    """
+    # One callable per kind of call: no feed-dict building or fetch lookup per call.
+    grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
+                                         feed_list=g.all_phs)
+    hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
+    get_params = sess.make_callable(g.get_pi_params)
+    set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
+    kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
+    train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
+    v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
+
+    def update_on(inputs):
+        grad, pi_l_old, v_l_old = grad_and_losses(*inputs)
+
+        # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound.
+        x, alpha, full_step = natural_gradient_step(
+            grad, lambda v: hvp_fn(v, *inputs), delta, cg_iters, damping_coeff)
+        old_params = get_params()
+
+        def set_and_eval(params):
+            set_params(params)
+            return kl_and_loss(*inputs)
+
+        stats = {}
+        if algo == 'npg':
+            # npg has no backtracking or hard kl constraint enforcement
+            kl, pi_l_new = set_and_eval(old_params - full_step)
+        else:
+            # trpo augments npg with backtracking line search, hard kl
+            j, kl, pi_l_new = backtracking_line_search(
+                set_and_eval, old_params, full_step, delta, pi_l_old, backtrack_iters,
+                backtrack_coeff)
+            stats['BacktrackIters'] = j
+
+        # Value function updates
+        for _ in range(train_v_iters):
+            train_v(*inputs)
+        v_l_new = v_loss_fn(*inputs)
+
+        # Changes from update
+        stats.update(LossPi=pi_l_old, LossV=v_l_old, KL=kl,
+                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
+        return stats
+    return update_on
 
 
 def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
