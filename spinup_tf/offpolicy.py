@@ -1,8 +1,9 @@
 """The interaction loop shared by the off-policy algorithms (DDPG, TD3, SAC).
 
 An algorithm builds its graph and session, then hands this loop three callables: ``act``
-(one observation to one action), ``update`` (one gradient step on a batch) and the names of
-its diagnostics. The loop owns everything they have in common: uniform-random actions for
+(one observation to one action), ``explore`` (the training action) and ``update_window``
+(``n`` gradient steps: the fused in-graph window of ``spinup_tf.fused``, or
+:func:`plain_update_window`'s loop of ``sess.run`` calls), and the names of its diagnostics. The loop owns everything they have in common: uniform-random actions for
 the first ``start_steps``, exploration noise, gymnasium's terminated/truncated handling,
 the update schedule, the deterministic test episodes, the epoch log and the model saves.
 """
@@ -15,6 +16,11 @@ from spinup_tf.envs import (seed_env, flat_obs_dim, box_action_bounds, env_id_of
 from spinup_tf.logx import EpochLogger
 from spinup_tf.checkpoint import Checkpointer
 from spinup_tf.training import check_finite, check_positive_ints, check_stop
+from spinup_tf.replay_buffer import ReplayBuffer, MIN_SLOTS
+from spinup_tf.graph_replay_buffer import GraphReplayBuffer
+from spinup_tf.fused import build_update_window, FusedUpdater
+from spinup_tf.numpy_policy import (dense_chain, NoMirror, NumpyMLP, BoundedActor,
+                                    check_mirror)
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -33,6 +39,9 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
         act_low, act_high = box_action_bounds(env.action_space, algo)
         check_positive_ints(steps_per_epoch=steps_per_epoch, epochs=epochs,
                             batch_size=batch_size, replay_size=replay_size)
+        if replay_size < MIN_SLOTS:
+            raise UserInputError('replay_size must be at least %d, got %d'
+                                 % (MIN_SLOTS, replay_size))
         if batch_size > replay_size:
             raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
                                  '(replay_size %d)' % (batch_size, replay_size))
@@ -44,6 +53,67 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
     if not logger.resume:  # a resumed run keeps the config it started with
         logger.save_config(dict(config, algo=algo, env_id=env_id_of(env)))
     return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
+
+
+def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_step=None,
+                 diagnostics=(), actor=None):
+    """The replay buffer, and for the fused path its update window (in the default graph).
+
+    Args:
+        fused (bool): False: a numpy ``ReplayBuffer`` for Spinning Up's plain loop. True: a
+            ``GraphReplayBuffer`` and the fused window of ``update_step`` (see
+            ``spinup_tf.fused.build_update_window``) returning ``diagnostics``.
+        actor: the numpy actor (``spinup_tf.numpy_policy``) or None; the window also
+            returns the values of its ``variables``.
+
+    Returns:
+        ``(replay_buffer, window)``; ``window`` is None on the plain path.
+    """
+    if not fused:
+        return ReplayBuffer(obs_dim, act_dim, replay_size), None
+    buffer = GraphReplayBuffer(obs_dim, act_dim, replay_size)
+    weights = actor.variables if actor is not None else []
+    window = build_update_window(buffer, batch_size, update_step, list(diagnostics), weights)
+    return buffer, window
+
+
+def numpy_deterministic_actor(x_ph, scope, low, high):
+    """A numpy ``BoundedActor`` of the chain of layers in ``scope`` (e.g. ``'main/pi'``)
+    that reads ``x_ph``, or None when the policy is not such a chain."""
+    try:
+        return BoundedActor(NumpyMLP(dense_chain(x_ph, scope)[0]), low, high)
+    except NoMirror:
+        return None
+
+
+def fused_path(sess, logger, buffer, window, actor, store, checks=()):
+    """Acting and updates of the fused path, once the session is up.
+
+    The numpy ``actor`` (weights refreshed by every window) is used only after each
+    ``(x_ph, tensor, mirror)`` of ``checks`` matched the graph on random inputs
+    (``numpy_policy.check_mirror``).
+
+    Args:
+        store: ``store(outputs)`` gets each window's dict of stacked diagnostics.
+
+    Returns:
+        ``(actor, update_window, on_restore)``: ``actor`` is None when acting must stay in the
+        graph (no actor, or a check failed, which is logged).
+    """
+    if actor is not None:
+        try:
+            actor.pull(sess)
+            for x_ph, tensor, mirror in checks:
+                if mirror is not actor:
+                    mirror.pull(sess)
+                check_mirror(sess, x_ph, tensor, mirror, int(x_ph.shape[-1]))
+        except NoMirror as e:
+            logger.log('Acting through the graph: %s' % e, 'yellow')
+            actor = None
+    updater = FusedUpdater(sess, buffer, window, store,
+                           on_weights=actor.set_weights if actor is not None else None)
+    on_restore = (lambda: actor.pull(sess)) if actor is not None else None
+    return actor, updater, on_restore
 
 
 class NoisyPolicy:
@@ -65,12 +135,21 @@ class NoisyPolicy:
         self.noise.reset()
 
 
-def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *, seed,
+def plain_update_window(replay_buffer, batch_size, update):
+    """Spinning Up's update loop: ``window(n)`` calls ``update(batch, j)`` for ``j < n``,
+    each on a fresh numpy batch from ``replay_buffer``."""
+    def window(n_updates):
+        for j in range(n_updates):
+            update(replay_buffer.sample_batch(batch_size), j)
+    return window
+
+
+def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update_window, *, seed,
                    steps_per_epoch, epochs, batch_size, start_steps,
                    update_after, update_every, num_test_episodes, max_ep_len, save_freq,
                    diagnostics, finite_keys, update_at_episode_end=False, updates_per_step=1,
                    random_action=None,
-                   save_state=None, session=None, on_epoch_end=None):
+                   save_state=None, session=None, on_epoch_end=None, on_restore=None):
     """Collect experience, update, test and log, epoch after epoch.
 
     Args:
@@ -79,8 +158,8 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
         explore: ``explore(o)`` gives the training action after ``start_steps`` (e.g. a
             ``NoisyPolicy``, or SAC's sampled action); its ``reset()``, if any, is called at
             the start of every episode.
-        update: ``update(batch, j)`` runs gradient step ``j`` of an update window on a
-            replay batch (a dict of arrays) and stores its diagnostics in the logger.
+        update_window: ``update_window(n)`` runs ``n`` gradient steps on batches from
+            ``replay_buffer`` and stores their diagnostics in the logger.
         update_at_episode_end (bool): run all updates at the end of each trajectory, one per
             step it had (the DDPG seed's schedule) instead of ``update_every`` steps at a time.
         updates_per_step (int): gradient steps per env step (a window of ``n`` steps runs
@@ -99,16 +178,18 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
     starts from it.
         session: closed, with the logger and both envs, when the loop ends for any reason.
         on_epoch_end: ``on_epoch_end(epoch)`` called after each epoch's row is written.
+        on_restore: ``on_restore()`` called after a checkpoint was loaded (e.g. to pull the
+            numpy actor's weights).
     """
     checkpointer = Checkpointer(logger, [env, test_env], replay_buffer)
     loop_state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
     started = time.time()
     try:
-        _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
+        _loop(env, test_env, logger, replay_buffer, act, explore, update_window, seed,
               steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
               num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
               update_at_episode_end, updates_per_step, random_action or env.action_space.sample,
-              save_state, on_epoch_end, checkpointer, loop_state)
+              save_state, on_epoch_end, on_restore, checkpointer, loop_state)
     except KeyboardInterrupt:
         logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
         if save_state is not None:
@@ -123,11 +204,11 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update, *
             session.close()
 
 
-def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
+def _loop(env, test_env, logger, replay_buffer, act, explore, update_window, seed,
           steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
           num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
           update_at_episode_end, updates_per_step, random_action, save_state, on_epoch_end,
-          checkpointer, loop_state):
+          on_restore, checkpointer, loop_state):
     """The loop itself. ``loop_state`` (next step ``t``, finished ``epoch``s, ``elapsed``
     seconds before this process, ``test_seeded``) is kept current so that an interrupt can
     checkpoint it."""
@@ -150,8 +231,7 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
     def run_updates(n_steps):
-        for j in range(n_steps * updates_per_step):
-            update(replay_buffer.sample_batch(batch_size), j)
+        update_window(n_steps * updates_per_step)
 
     def end_epoch(epoch, t):
         check_finite(logger, finite_keys, epoch)
@@ -184,6 +264,8 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
     total_steps = steps_per_epoch * epochs
     if logger.resume:
         loop_state.update(checkpointer.restore())
+        if on_restore is not None:
+            on_restore()
         t0 = loop_state['t']
         logger.log('Resuming at step %d (epoch %d of %d done).'
                    % (t0, loop_state['epoch'], epochs), 'cyan')
@@ -212,7 +294,8 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update, seed,
         # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
         # not a terminal state: store d = terminated only, so the target bootstraps through it.
         truncated = truncated or ep_len == max_ep_len
-        replay_buffer.store(o, a, r, o2, float(terminated))
+        replay_buffer.store(o, a, r, o2, float(terminated),
+                            episode_end=terminated or truncated)
         loop_state['t'] = t + 1
 
         # Super critical, easy to overlook step: make sure to update most recent observation!

@@ -43,7 +43,7 @@ def start_session(graph, logger, inputs, outputs, init_ops=()):
     from spinup_tf.tf1 import tf, make_session
     with graph.as_default():
         sess = make_session(graph)
-        sess.run(tf.global_variables_initializer())
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         for op in init_ops:
             sess.run(op)
         logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)

@@ -5,7 +5,7 @@ from gymnasium.spaces import Box
 import pytest
 
 from spinup_tf.logx import EpochLogger
-from spinup_tf.offpolicy import run_off_policy
+from spinup_tf.offpolicy import run_off_policy, plain_update_window
 from spinup_tf.training import NonFiniteError, check_positive_ints
 from spinup_tf.envs import UserInputError
 from spinup_tf.replay_buffer import ReplayBuffer
@@ -42,7 +42,9 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
         logger.store(LossQ=loss)
 
     run_off_policy(env_fn(), env_fn(), logger, buf, act=lambda o: np.zeros(1),
-                   explore=lambda o: np.zeros(1), update=update, seed=0, steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
+                   explore=lambda o: np.zeros(1),
+                   update_window=plain_update_window(buf, 4, update), seed=0,
+                   steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
                    update_after=update_after, update_every=update_every, num_test_episodes=1,
                    max_ep_len=max_ep_len, save_freq=1, diagnostics=[('LossQ', {})],
                    finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end,
@@ -50,22 +52,33 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
     return buf, calls
 
 
+def _transitions(buf):
+    """The held transitions in storage order: arrays obs1, obs2, done."""
+    idxs = np.flatnonzero(buf.valid[:buf.filled])
+    b = buf.sample_batch(idxs=idxs)
+    return b['obs1'][:, 0], b['obs2'][:, 0], b['done']
+
+
 def test_termination_is_stored_as_done_and_truncation_is_not(tmp_path):
     # Terminates every 4 steps; the TimeLimit would truncate at 6 but never gets there.
     buf, _ = _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=12)
-    assert list(buf.done_buf[:12]) == [0, 0, 0, 1] * 3
+    obs1, obs2, done = _transitions(buf)
+    assert list(done) == [0, 0, 0, 1] * 3
     # The stored next observation is the real last one, not the reset one.
-    assert list(buf.obs2_buf[:4, 0]) == [1, 2, 3, 4]
+    assert list(obs2[:4]) == [1, 2, 3, 4] and list(obs1[:5]) == [0, 1, 2, 3, 0]
 
 
 def test_env_time_limit_and_max_ep_len_truncate_without_done(tmp_path):
     env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
     buf, _ = _run(tmp_path / 'a', env_fn, steps=15)
-    assert not buf.done_buf[:15].any()
-    assert list(buf.obs2_buf[:6, 0]) == [1, 2, 3, 4, 5, 1]  # episode boundary after 5
+    obs1, obs2, done = _transitions(buf)
+    assert len(done) == 15 and not done.any()
+    # Episode boundary after 5: the truncated step keeps its real next observation.
+    assert list(obs2[:6]) == [1, 2, 3, 4, 5, 1]
     buf, _ = _run(tmp_path / 'b', lambda: LineEnv(), max_ep_len=3, steps=9)
-    assert not buf.done_buf[:9].any()
-    assert list(buf.obs1_buf[:4, 0]) == [0, 1, 2, 0]
+    obs1, obs2, done = _transitions(buf)
+    assert len(done) == 9 and not done.any()
+    assert list(obs1[:4]) == [0, 1, 2, 0] and list(obs2[:4]) == [1, 2, 3, 1]
 
 
 def test_update_schedule_every_n_steps(tmp_path):

@@ -101,13 +101,13 @@ def test_replay_buffer_round_trips_through_a_checkpoint(tmp_path):
     from spinup_tf.replay_buffer import ReplayBuffer
     a = ReplayBuffer(2, 1, 10)
     for i in range(13):
-        a.store([i, i], [i], i, [i, i], i % 2)
+        a.store([i, i], [i], i, [i + 1, i + 1], i % 2, episode_end=i % 5 == 4)
     b = ReplayBuffer(2, 1, 10)
     np.savez_compressed(tmp_path / 'x.npz', **a.state_dict())
     with np.load(tmp_path / 'x.npz', allow_pickle=False) as d:
         b.load_state_dict({k: d[k] for k in d.files})
-    assert (b.ptr, b.size) == (a.ptr, a.size)
-    for k in ('obs1_buf', 'obs2_buf', 'acts_buf', 'rews_buf', 'done_buf'):
+    assert (b.ptr, b.size, b.filled) == (a.ptr, a.size, a.filled)
+    for k in ('obs_buf', 'acts_buf', 'rews_buf', 'done_buf', 'valid'):
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
 
 

@@ -15,9 +15,10 @@ from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, pol
                            target_init_op)
 from spinup_tf.actor_critics import resolve_actor_critic, mlp_ddpg_actor_critic
 from spinup_tf.noise import exploration_noise
-from spinup_tf.offpolicy import setup_off_policy, run_off_policy, NoisyPolicy
+from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
+                                 fused_path, plain_update_window,
+                                 numpy_deterministic_actor)
 from spinup_tf.training import start_session
-from spinup_tf.replay_buffer import ReplayBuffer
 
 
 def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
@@ -25,7 +26,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
          pi_lr=1e-3, q_lr=1e-3, batch_size=100, start_steps=10000, update_after=1000,
          update_every=50, act_noise=0.1, num_test_episodes=10, max_ep_len=1000,
          logger_kwargs=dict(), save_freq=1, update_at_episode_end=False, tensorboard=False,
-         noise='gaussian', rllab_logging=False):
+         noise='gaussian', rllab_logging=False, fused=True):
     """Deep Deterministic Policy Gradient (DDPG).
 
     Args:
@@ -121,7 +122,13 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             once the buffer holds ``update_after`` transitions.
 
         tensorboard (bool): Also write scalar summaries ``pi_loss`` and ``q_loss`` (of the
-            epoch's last batch, as the seed did) to ``<run folder>/tensorboard``.
+            epoch's last batch, as the seed did; with ``fused``, the losses of the epoch's
+            last update) to ``<run folder>/tensorboard``.
+
+        fused (bool): True (default): each update window runs as one ``sess.run`` (replay
+            buffer in the graph, batches drawn in-graph; ``spinup_tf.fused``) and the policy
+            acts through a numpy copy of its weights, refreshed after every window. False:
+            Spinning Up's loop, two ``sess.run`` calls per update and one per action.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
     actor_critic = resolve_actor_critic(actor_critic)  # a function, or a registered name
@@ -138,8 +145,12 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
         g = build_ddpg_graph(obs_dim, act_dim, env.action_space, actor_critic, ac_kwargs,
                              gamma, polyak, pi_lr, q_lr)
 
-        # Experience buffer
-        replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+        # Experience buffer (in numpy, or in the graph with the fused update window)
+        actor = numpy_deterministic_actor(g.x_ph, 'main/pi', act_low, act_high) \
+            if fused else None
+        replay_buffer, window = build_replay(
+            fused, obs_dim, act_dim, replay_size, batch_size, g.update_step,
+            ['LossQ', 'QVals', 'Backup', 'LossPi'], actor)
 
         # Count variables
         var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q', 'main'])
@@ -163,32 +174,52 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
     pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=batch_phs)
     last_feeds = [None]
 
+    last_losses = [None]
+
     def act(o):
         return pi_fn(o.reshape(1, -1))[0]
+
+    def store(loss_q, q_vals, ys, loss_pi):
+        logger.store(LossQ=loss_q, QVals=q_vals, LossPi=loss_pi)
+        if rllab_logging:
+            # stored under the column names rllab logs (each is averaged over the epoch)
+            logger.store(AverageAbsQ=np.abs(q_vals), AverageY=ys, AverageAbsY=np.abs(ys),
+                         AverageAbsQYDiff=np.abs(q_vals - ys))
 
     def update(batch, j):
         feeds = (batch['obs1'], batch['obs2'], batch['acts'], batch['rews'], batch['done'])
         # Q-learning update
         loss_q, q_vals, ys, _ = q_step(*feeds)
-        logger.store(LossQ=loss_q, QVals=q_vals)
-        if rllab_logging:
-            # stored under the column names rllab logs (each is averaged over the epoch)
-            logger.store(AverageAbsQ=np.abs(q_vals), AverageY=ys, AverageAbsY=np.abs(ys),
-                         AverageAbsQYDiff=np.abs(q_vals - ys))
         # Policy update, then the target networks follow.
         loss_pi, _ = pi_step(*feeds)
-        logger.store(LossPi=loss_pi)
+        store(loss_q, q_vals, ys, loss_pi)
         last_feeds[0] = feeds
+
+    on_restore = None
+    if fused:
+        def store_window(out):
+            store(out['LossQ'], out['QVals'], out['Backup'], out['LossPi'])
+            if len(out['LossQ']):
+                last_losses[0] = (float(out['LossPi'][-1]), float(out['LossQ'][-1]))
+        actor, update_window, on_restore = fused_path(
+            sess, logger, replay_buffer, window, actor, store_window, [(g.x_ph, g.pi, actor)])
+        act = actor or act
+    else:
+        update_window = plain_update_window(replay_buffer, batch_size, update)
 
     def write_summaries(epoch):
         if last_feeds[0] is not None:
             writer.add_summary(sess.run(summary_op, dict(zip(batch_phs, last_feeds[0]))), epoch)
-            writer.flush()
+        elif last_losses[0] is not None:  # fused: the losses of the epoch's last update
+            writer.add_summary(tf.Summary(value=[
+                tf.Summary.Value(tag=tag, simple_value=value)
+                for tag, value in zip(('pi_loss', 'q_loss'), last_losses[0])]), epoch)
+        writer.flush()
 
     try:
         run_off_policy(
             env, test_env, logger, replay_buffer, act,
-            NoisyPolicy(act, noise_process, act_low, act_high), update, seed=seed,
+            NoisyPolicy(act, noise_process, act_low, act_high), update_window, seed=seed,
             steps_per_epoch=steps_per_epoch,
             epochs=epochs, batch_size=batch_size, start_steps=start_steps,
             update_after=update_after, update_every=update_every,
@@ -200,7 +231,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             + (rllab_diagnostics(logger) if rllab_logging else []),
             finite_keys=['LossQ', 'LossPi', 'QVals'],
             save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
-            on_epoch_end=write_summaries if tensorboard else None)
+            on_epoch_end=write_summaries if tensorboard else None, on_restore=on_restore)
     finally:
         if tensorboard:
             writer.close()
@@ -214,35 +245,52 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     ``(batch,)``; outputs ``pi`` ``(batch, act_dim)``, ``q, q_pi, q_pi_targ, backup``
     ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update`` (alone),
     ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
+
+    ``update_step(batch, j)`` builds the same update again on batch tensors, with the same
+    variables and optimizers, for the fused window (``spinup_tf.fused``): the Q step, then
+    the policy step, then the target networks. It returns ``(train_op, outputs)`` with
+    ``outputs`` LossQ, QVals, Backup and LossPi.
     """
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
 
+    def q_learning(x, x2, a, r, d, reuse):
+        """Main networks on (x, a), the backup and the Q loss."""
+        # Main outputs from computation graph
+        with tf.variable_scope('main', reuse=reuse):
+            pi, q, q_pi = actor_critic(x, a, **ac_kwargs)
+
+        # Target networks
+        with tf.variable_scope('target', reuse=reuse):
+            # Note that the action placeholder going to actor_critic here is irrelevant,
+            # because we only need q_targ(s, pi_targ(s)).
+            pi_targ, _, q_pi_targ = actor_critic(x2, a, **ac_kwargs)
+
+        # Bellman backup for Q function; d is gymnasium's `terminated` (truncation
+        # bootstraps)
+        backup = tf.stop_gradient(r + gamma * (1 - d) * q_pi_targ)
+        q_loss = tf.reduce_mean((q - backup) ** 2)
+        return SimpleNamespace(pi=pi, q=q, q_pi=q_pi, pi_targ=pi_targ, q_pi_targ=q_pi_targ,
+                               backup=backup, q_loss=q_loss)
+
+    def minimize(optimizer, loss, var_list):
+        return optimizer.apply_gradients(optimizer.compute_gradients(loss, var_list=var_list))
+
     # Inputs to computation graph
     x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
+    nets = q_learning(x_ph, x2_ph, a_ph, r_ph, d_ph, reuse=False)
+    pi, q, q_pi, pi_targ, q_pi_targ = nets.pi, nets.q, nets.q_pi, nets.pi_targ, nets.q_pi_targ
+    backup, q_loss = nets.backup, nets.q_loss
 
-    # Main outputs from computation graph
-    with tf.variable_scope('main'):
-        pi, q, q_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
-
-    # Target networks
-    with tf.variable_scope('target'):
-        # Note that the action placeholder going to actor_critic here is irrelevant, because
-        # we only need q_targ(s, pi_targ(s)).
-        pi_targ, _, q_pi_targ = actor_critic(x2_ph, a_ph, **ac_kwargs)
-
-    # Bellman backup for Q function; d_ph is gymnasium's `terminated` (truncation bootstraps)
-    backup = tf.stop_gradient(r_ph + gamma * (1 - d_ph) * q_pi_targ)
-
-    # DDPG losses
+    # DDPG policy loss
     pi_loss = -tf.reduce_mean(q_pi)
-    q_loss = tf.reduce_mean((q - backup) ** 2)
 
     # Separate train ops for pi, q (variables picked by exact scope prefix)
     pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
     q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
-    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
-    train_q_op = q_optimizer.minimize(q_loss, var_list=get_trainable_vars('main/q'))
+    pi_vars, q_vars = get_trainable_vars('main/pi'), get_trainable_vars('main/q')
+    train_pi_op = minimize(pi_optimizer, pi_loss, pi_vars)
+    train_q_op = minimize(q_optimizer, q_loss, q_vars)
 
     # Polyak averaging for target variables; initializing targets to match main variables.
     # The policy step's own op runs the update first and the targets after it: within one
@@ -253,8 +301,25 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
         train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
+    def update_step(batch, j):
+        x, x2, a, r, d = batch
+        step = q_learning(x, x2, a, r, d, reuse=True)
+        train_q = minimize(q_optimizer, step.q_loss, q_vars)
+        # The policy step reads the Q weights after the Q step, as the plain loop's second
+        # sess.run does; the targets follow the policy step.
+        with tf.control_dependencies([train_q]):
+            with tf.variable_scope('main', reuse=True):
+                _, _, q_pi_j = actor_critic(x, a, **ac_kwargs)
+            loss_pi = -tf.reduce_mean(q_pi_j)
+            train_pi = minimize(pi_optimizer, loss_pi, pi_vars)
+        with tf.control_dependencies([train_pi]):
+            targets = polyak_update_op(polyak)
+        outputs = dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup, LossPi=loss_pi)
+        return targets, outputs
+
     return SimpleNamespace(**{k: v for k, v in locals().items()
-                              if k not in ('ac_kwargs', 'actor_critic', 'action_space')})
+                              if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'nets',
+                                           'q_learning', 'minimize')})
 
 
 def rllab_diagnostics(logger):

@@ -13,9 +13,10 @@ from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, pol
                            target_init_op)
 from spinup_tf.actor_critics import resolve_actor_critic, mlp_td3_actor_critic
 from spinup_tf.noise import exploration_noise
-from spinup_tf.offpolicy import setup_off_policy, run_off_policy, NoisyPolicy
+from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
+                                 fused_path, plain_update_window,
+                                 numpy_deterministic_actor)
 from spinup_tf.training import start_session
-from spinup_tf.replay_buffer import ReplayBuffer
 
 
 def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
@@ -24,7 +25,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         update_every=50, act_noise=0.1, target_noise=0.2, noise_clip=0.5, policy_delay=2,
         num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(), save_freq=1,
         noise='gaussian', update_at_episode_end=False, updates_per_step=1,
-        normalize_rewards=False, action_range=None):
+        normalize_rewards=False, action_range=None, fused=True):
     """Twin Delayed Deep Deterministic Policy Gradient (TD3).
 
     Args:
@@ -133,6 +134,11 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
             (and the uniform random start actions) to ``[-action_range, action_range]``
             instead of the action space's bounds; noisy actions are still clipped to the
             action space. None (default) uses the action space.
+
+        fused (bool): True (default): each update window runs as one ``sess.run`` (replay
+            buffer in the graph, batches drawn in-graph; ``spinup_tf.fused``) and the policy
+            acts through a numpy copy of its weights, refreshed after every window. False:
+            Spinning Up's loop, two ``sess.run`` calls per update and one per action.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
     actor_critic = resolve_actor_critic(actor_critic)  # a function, or a registered name
@@ -153,8 +159,13 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
                             gamma, polyak, pi_lr, q_lr, target_noise, noise_clip,
                             policy_space=policy_space)
 
-        # Experience buffer
-        replay_buffer = ReplayBuffer(obs_dim=obs_dim, act_dim=act_dim, size=replay_size)
+        # Experience buffer (in numpy, or in the graph with the fused update window)
+        actor = numpy_deterministic_actor(g.x_ph, 'main/pi', policy_space.low,
+                                          policy_space.high) if fused else None
+        replay_buffer, window = build_replay(
+            fused, obs_dim, act_dim, replay_size, batch_size,
+            lambda batch, j: g.update_step(batch, j, policy_delay, normalize_rewards),
+            DIAGNOSTICS, actor)
 
         # Count variables
         n_pi, n_all = count_vars('main/pi'), count_vars('main')
@@ -176,6 +187,15 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
     def act(o):
         return pi_fn(o.reshape(1, -1))[0]
 
+    on_restore = None
+    if fused:
+        def store(out):
+            logger.store(LossQ=out['LossQ'], Q1Vals=out['Q1Vals'], Q2Vals=out['Q2Vals'],
+                         LossPi=out['LossPi'][::policy_delay])
+        actor, update_window, on_restore = fused_path(
+            sess, logger, replay_buffer, window, actor, store, [(g.x_ph, g.pi, actor)])
+        act = actor or act
+
     def update(batch, j):
         rews = normalized(batch['rews']) if normalize_rewards else batch['rews']
         feeds = (batch['obs1'], batch['obs2'], batch['acts'], rews, batch['done'])
@@ -186,9 +206,12 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
             loss_pi, _ = pi_step(*feeds)
             logger.store(LossPi=loss_pi)
 
+    if not fused:
+        update_window = plain_update_window(replay_buffer, batch_size, update)
+
     run_off_policy(
         env, test_env, logger, replay_buffer, act,
-        NoisyPolicy(act, noise_process, act_low, act_high), update, seed=seed,
+        NoisyPolicy(act, noise_process, act_low, act_high), update_window, seed=seed,
         steps_per_epoch=steps_per_epoch, epochs=epochs,
         batch_size=batch_size, start_steps=start_steps, update_after=update_after,
         update_every=update_every, num_test_episodes=num_test_episodes,
@@ -200,7 +223,11 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
                      ('LossPi', dict(average_only=True)),
                      ('LossQ', dict(average_only=True))],
         finite_keys=['LossQ', 'LossPi', 'Q1Vals', 'Q2Vals'],
-        save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+        save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
+        on_restore=on_restore)
+
+
+DIAGNOSTICS = ['LossQ', 'Q1Vals', 'Q2Vals', 'LossPi']
 
 
 def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_critic,
@@ -213,6 +240,12 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     target-smoothing noise ``epsilon`` and target action ``a2`` ``(batch, act_dim)``, the
     ``backup`` ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update``
     (alone), ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
+
+    ``update_step(batch, j, policy_delay, normalize_rewards)`` builds the same update again
+    on batch tensors, with the same variables and optimizers, for the fused window
+    (``spinup_tf.fused``): the Q step, then every ``policy_delay``-th ``j`` the policy step
+    and the target networks. It returns ``(train_op, outputs)`` with ``outputs`` LossQ,
+    Q1Vals, Q2Vals and LossPi (0 where the policy was not updated).
     """
     act_low = np.asarray(action_space.low, dtype=np.float32)
     act_high = np.asarray(action_space.high, dtype=np.float32)
@@ -220,45 +253,60 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=policy_space or action_space)
 
+    def q_learning(x, x2, a, r, d, reuse):
+        """Main Q values on (x, a) and the clipped double-Q backup: ``(batch,)`` each."""
+        # Main outputs from computation graph
+        with tf.variable_scope('main', reuse=reuse):
+            pi, q1, q2, q1_pi = actor_critic(x, a, **ac_kwargs)
+
+        # Target policy network
+        with tf.variable_scope('target', reuse=reuse):
+            pi_targ, _, _, _ = actor_critic(x2, a, **ac_kwargs)
+
+        # Target Q networks
+        with tf.variable_scope('target', reuse=True):
+            # Target policy smoothing, by adding clipped noise to target actions
+            epsilon = tf.random_normal(tf.shape(pi_targ), stddev=target_noise)
+            epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
+            a2 = tf.clip_by_value(pi_targ + epsilon, act_low, act_high)
+
+            # Target Q-values, using action from target policy
+            _, q1_targ, q2_targ, _ = actor_critic(x2, a2, **ac_kwargs)
+
+        # Bellman backup for Q functions, using Clipped Double-Q target.
+        # d is gymnasium's `terminated`: a truncated episode still bootstraps.
+        min_q_targ = tf.minimum(q1_targ, q2_targ)
+        backup = tf.stop_gradient(r + gamma * (1 - d) * min_q_targ)
+
+        # TD3 Q loss
+        q1_loss = tf.reduce_mean((q1 - backup) ** 2)
+        q2_loss = tf.reduce_mean((q2 - backup) ** 2)
+        return SimpleNamespace(pi=pi, q1=q1, q2=q2, q1_pi=q1_pi, epsilon=epsilon, a2=a2,
+                               pi_targ=pi_targ, q1_targ=q1_targ, q2_targ=q2_targ,
+                               backup=backup, q1_loss=q1_loss, q2_loss=q2_loss,
+                               q_loss=q1_loss + q2_loss)
+
+    def minimize(optimizer, loss, var_list):
+        return optimizer.apply_gradients(optimizer.compute_gradients(loss, var_list=var_list))
+
     # Inputs to computation graph
     x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
+    nets = q_learning(x_ph, x2_ph, a_ph, r_ph, d_ph, reuse=False)
+    pi, q1, q2, q1_pi = nets.pi, nets.q1, nets.q2, nets.q1_pi
+    epsilon, a2, backup, q_loss = nets.epsilon, nets.a2, nets.backup, nets.q_loss
+    pi_targ, q1_targ, q2_targ = nets.pi_targ, nets.q1_targ, nets.q2_targ
+    q1_loss, q2_loss = nets.q1_loss, nets.q2_loss
 
-    # Main outputs from computation graph
-    with tf.variable_scope('main'):
-        pi, q1, q2, q1_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
-
-    # Target policy network
-    with tf.variable_scope('target'):
-        pi_targ, _, _, _ = actor_critic(x2_ph, a_ph, **ac_kwargs)
-
-    # Target Q networks
-    with tf.variable_scope('target', reuse=True):
-        # Target policy smoothing, by adding clipped noise to target actions
-        epsilon = tf.random_normal(tf.shape(pi_targ), stddev=target_noise)
-        epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
-        a2 = tf.clip_by_value(pi_targ + epsilon, act_low, act_high)
-
-        # Target Q-values, using action from target policy
-        _, q1_targ, q2_targ, _ = actor_critic(x2_ph, a2, **ac_kwargs)
-
-    # Bellman backup for Q functions, using Clipped Double-Q target.
-    # d_ph is gymnasium's `terminated`: a truncated episode still bootstraps.
-    min_q_targ = tf.minimum(q1_targ, q2_targ)
-    backup = tf.stop_gradient(r_ph + gamma * (1 - d_ph) * min_q_targ)
-
-    # TD3 losses
+    # TD3 policy loss
     pi_loss = -tf.reduce_mean(q1_pi)
-    q1_loss = tf.reduce_mean((q1 - backup) ** 2)
-    q2_loss = tf.reduce_mean((q2 - backup) ** 2)
-    q_loss = q1_loss + q2_loss
 
     # Separate train ops for pi, q (variables picked by exact scope prefix)
     pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
     q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
-    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
     pi_vars = get_trainable_vars('main/pi')
     q_vars = [v for v in get_trainable_vars('main') if v not in pi_vars]
-    train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
+    train_pi_op = minimize(pi_optimizer, pi_loss, pi_vars)
+    train_q_op = minimize(q_optimizer, q_loss, q_vars)
 
     # Polyak averaging for target variables; initializing targets to match main variables.
     # The policy step's own op runs the update first and the targets after it: within one
@@ -269,9 +317,34 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
         train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
+    def update_step(batch, j, policy_delay=2, normalize_rewards=False):
+        x, x2, a, r, d = batch
+        if normalize_rewards:
+            mean, var = tf.nn.moments(r, axes=[0])
+            r = (r - mean) / (tf.sqrt(var) + 1e-6)
+        step = q_learning(x, x2, a, r, d, reuse=True)
+        train_q = minimize(q_optimizer, step.q_loss, q_vars)
+        # The policy step reads the Q weights after the Q step, as the plain loop's second
+        # sess.run does.
+        with tf.control_dependencies([train_q]):
+            update_pi = tf.equal(tf.math.floormod(j, policy_delay), 0)
+
+        def policy_then_targets():
+            with tf.variable_scope('main', reuse=True):
+                _, _, _, q1_pi_j = actor_critic(x, a, **ac_kwargs)
+            loss_pi = -tf.reduce_mean(q1_pi_j)
+            with tf.control_dependencies([minimize(pi_optimizer, loss_pi, pi_vars)]):
+                targets = polyak_update_op(polyak)
+            with tf.control_dependencies([targets]):
+                return tf.identity(loss_pi)
+
+        loss_pi = tf.cond(update_pi, policy_then_targets, lambda: tf.constant(0.0))
+        outputs = dict(LossQ=step.q_loss, Q1Vals=step.q1, Q2Vals=step.q2, LossPi=loss_pi)
+        return tf.group(train_q, loss_pi), outputs
+
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space',
-                                           'policy_space')})
+                                           'policy_space', 'nets', 'q_learning', 'minimize')})
 
 
 def normalized(rews):
