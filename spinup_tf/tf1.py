@@ -67,7 +67,11 @@ def activation_by_name(name):
     short = str(name).rsplit('.', 1)[-1]
     if not isinstance(name, str) or short not in ACTIVATIONS:
         raise ValueError('unknown activation %r; choose from %s' % (name, ', '.join(ACTIVATIONS)))
-    return getattr(tf.nn, short)
+    fn = getattr(tf.nn, short, None)
+    if fn is None:  # newer activations (gelu) exist only in the TF2 namespace
+        import tensorflow
+        fn = getattr(tensorflow.nn, short)
+    return fn
 
 
 # --------------------------------------------------------------------------------------------
