@@ -174,7 +174,7 @@ def sample_indices(valid_var, filled, batch_size):
         return tf.where(tf.gather(valid_var, i), i, fresh)
 
     return tf.while_loop(lambda i: tf.logical_not(tf.reduce_all(tf.gather(valid_var, i))),
-                         redraw, [idxs])
+                         redraw, [idxs], parallel_iterations=1)
 
 
 def gather_batch(buffer, idxs, batch_size):
