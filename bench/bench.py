@@ -1,21 +1,29 @@
-"""Throughput benchmark of spinup_tf's algorithms at their default configs (not a test).
+"""Throughput benchmark: the plain (Spinning Up) path against the fused path (not a test).
 
-    python bench/bench.py [--algos td3 ddpg sac trpo ppo vpg] \
+    python bench/bench.py [--algos td3 ddpg sac trpo npg ppo vpg] \
         [--envs Pendulum-v1 CartPole-v1 HalfCheetah-v5] [--steps N] [--repeats R] \
         [--json out.json]
 
-Per (algo, env) combination the algorithm can handle, repeated ``--repeats`` times:
+Every measurement runs in a fresh child process (so peak RSS is that run's own) and the two
+paths alternate, plain then fused, then fused then plain, ... so that a machine that gets
+busier or quieter during the benchmark moves both alike. The ratio fused/plain is taken
+within each adjacent pair, and its median reported.
 
-* ``train``: one in-process training run (``epochs=1``, ``steps_per_epoch=N``; off-policy
-  algos also ``start_steps=update_after=N//4``, ``num_test_episodes=0``), logged to a temp
-  folder; env steps/s = ``TotalEnvInteracts / Time`` from its ``progress.txt`` (``Time``
-  includes graph-independent loop work, the updates and the epoch's model save; nothing is
-  subtracted). Off-policy algos also report updates/s = gradient updates / ``Time``.
-* ``update``: the pure update ops on one fixed random batch of 100 (td3/ddpg/sac: the same
-  ``make_callable`` callables the algorithm runs per update), µs per update; trpo/npg: one
-  full update (CG + line search + 80 value steps) on a random 4000-step buffer, ms.
-* peak RSS (``ru_maxrss``) after each measurement: process-wide and monotone, so it is the
-  peak of everything run so far in this process, not of that run alone.
+Per (algo, env, path):
+
+* ``train``: a real training run at the algorithm's default config with ``fused=True`` or
+  ``False``, 3 epochs, of which the second is timed (``Time`` column of ``progress.txt``,
+  epoch 2 minus epoch 1): the first holds graph warm-up (and, off-policy, the random
+  ``start_steps``), the third the final model save. Off-policy: ``steps_per_epoch=N``,
+  ``start_steps=update_after=N``, no test episodes, so epoch 2 is N steps of acting with
+  the policy plus N updates. On-policy: the default 4000 steps per epoch and one update.
+  Reported: env steps/s, the epoch's seconds, and (off-policy) updates/s.
+* ``update``: the update alone. Off-policy plain: the algorithm's own ``make_callable``
+  steps on one fixed batch of 100 (TD3: Q step every update, policy and target step every
+  2nd), µs per update. Off-policy fused: windows of 50 updates (one ``sess.run`` each) on a
+  graph replay buffer holding 5000 random transitions, µs per update. TRPO/NPG: one full
+  update (gradient, CG with Hx, line search, value iterations) on a 4000-step buffer, ms.
+* ``rss``: the child's peak resident memory (``ru_maxrss``), MB.
 """
 import argparse
 import json
@@ -24,104 +32,112 @@ import os.path as osp
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'
-os.environ['TF_ENABLE_ONEDNN_OPTS'] = '0'
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import numpy as np  # noqa: E402
-from gymnasium.spaces import Box  # noqa: E402
-
-from spinup_tf.tf1 import tf, make_session  # noqa: E402
-from spinup_tf.envs import EnvFn  # noqa: E402
-from spinup_tf.algos import get_algo  # noqa: E402
-
 OFF_POLICY = ('td3', 'ddpg', 'sac')
 ON_POLICY = ('trpo', 'npg', 'ppo', 'vpg')
+PATHS = ('plain', 'fused')
 
 
 def peak_rss_mb():
-    # Linux reports ru_maxrss in KiB (macOS in bytes).
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return r / (1024.0 * 1024.0) if sys.platform == 'darwin' else r / 1024.0
 
 
-def supported(algo, env_id):
+# --------------------------------------------------------------------------------------------
+# Child measurements (one per process)
+# --------------------------------------------------------------------------------------------
+def read_times(path):
+    with open(path) as f:
+        header = f.readline().rstrip('\n').split('\t')
+        rows = [dict(zip(header, line.rstrip('\n').split('\t'))) for line in f if line.strip()]
+    return [float(r['Time']) for r in rows]
+
+
+def measure_train(algo, env_id, fused, steps):
+    from spinup_tf.envs import EnvFn
+    from spinup_tf.algos import get_algo
+    fn = get_algo(algo)
+    with tempfile.TemporaryDirectory() as tmp:
+        kw = dict(epochs=3, fused=fused, logger_kwargs=dict(output_dir=osp.join(tmp, 'run'),
+                                                            quiet=True))
+        if algo in OFF_POLICY:
+            kw.update(steps_per_epoch=steps, start_steps=steps, update_after=steps,
+                      num_test_episodes=0, save_freq=3)
+        fn(EnvFn(env_id), **kw)
+        times = read_times(osp.join(tmp, 'run', 'progress.txt'))
+        with open(osp.join(tmp, 'run', 'config.json')) as f:
+            n = json.load(f)['steps_per_epoch']
+    epoch_s = times[1] - times[0]
+    out = dict(epoch_s=epoch_s, env_steps=n, steps_per_s=n / epoch_s)
+    if algo in OFF_POLICY:
+        out['updates_per_s'] = n / epoch_s  # one update per env step, all in epoch 2
+    return out
+
+
+def _space_dims(env_id):
+    from spinup_tf.envs import EnvFn
     env = EnvFn(env_id)()
     try:
-        return algo not in OFF_POLICY or isinstance(env.action_space, Box)
+        return env.observation_space, env.action_space
     finally:
         env.close()
 
 
-def read_progress(path):
-    with open(path) as f:
-        header = f.readline().rstrip('\n').split('\t')
-        last = [line for line in f if line.strip()][-1].rstrip('\n').split('\t')
-    return dict(zip(header, last))
-
-
-def n_updates(steps, update_after, update_every=50):
-    """Gradient updates the off-policy loop runs in ``steps`` steps (one window of
-    ``update_every`` updates at each t >= update_after with t % update_every == 0)."""
-    return update_every * sum(1 for t in range(update_after, steps) if t % update_every == 0)
-
-
-def bench_train(algo, env_id, steps):
-    fn = get_algo(algo)
-    with tempfile.TemporaryDirectory() as tmp:
-        kw = dict(steps_per_epoch=steps, epochs=1,
-                  logger_kwargs=dict(output_dir=osp.join(tmp, 'run'), quiet=True))
-        if algo in OFF_POLICY:
-            kw.update(start_steps=steps // 4, update_after=steps // 4, num_test_episodes=0)
-        fn(EnvFn(env_id), **kw)
-        row = read_progress(osp.join(tmp, 'run', 'progress.txt'))
-    t, interacts = float(row['Time']), int(float(row['TotalEnvInteracts']))
-    out = dict(time_s=t, env_steps=interacts, steps_per_s=interacts / t)
-    if algo in OFF_POLICY:
-        u = n_updates(steps, steps // 4)
-        out.update(updates=u, updates_per_s=u / t)
-    return out
-
-
-def _random_batch(obs_dim, act_dim, low, high, n=100, seed=0):
-    rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, obs_dim)).astype(np.float32),
-            rng.standard_normal((n, obs_dim)).astype(np.float32),
-            rng.uniform(low, high, (n, act_dim)).astype(np.float32),
-            rng.standard_normal(n).astype(np.float32),
-            (rng.uniform(size=n) < 0.05).astype(np.float32))
-
-
-def bench_update_offpolicy(algo, env_id, calls=200, warmup=10):
-    env = EnvFn(env_id)()
-    space = env.action_space
-    env.close()
-    obs_dim, act_dim = int(np.prod(env.observation_space.shape)), int(np.prod(space.shape))
+def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2):
+    import numpy as np
+    from spinup_tf.tf1 import tf, make_session
+    from spinup_tf.graph_replay_buffer import GraphReplayBuffer
+    from spinup_tf.fused import build_update_window, FusedUpdater
+    obs_space, space = _space_dims(env_id)
+    obs_dim, act_dim = int(np.prod(obs_space.shape)), int(np.prod(space.shape))
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
         if algo == 'td3':
-            from spinup_tf.algos.td3 import build_td3_graph
+            from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS
             g = build_td3_graph(obs_dim, act_dim, space)
         elif algo == 'ddpg':
             from spinup_tf.algos.ddpg import build_ddpg_graph
             g = build_ddpg_graph(obs_dim, act_dim, space)
+            DIAGNOSTICS = ['LossQ', 'QVals', 'Backup', 'LossPi']
         else:
-            from spinup_tf.algos.sac import build_sac_graph
+            from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS
             g = build_sac_graph(obs_dim, act_dim, space)
-        init = tf.global_variables_initializer()
-    sess = make_session(graph)
-    try:
-        sess.run(init)
+        if fused:
+            buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6))
+            win = build_update_window(buf, 100, g.update_step, DIAGNOSTICS)
+        sess = make_session(graph)
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         sess.run(g.target_init)
+    rng = np.random.default_rng(0)
+    if fused:
+        updater = FusedUpdater(sess, buf, win, lambda out: None)
+        for t in range(5000):
+            buf.store(rng.standard_normal(obs_dim), rng.uniform(space.low, space.high),
+                      rng.standard_normal(), rng.standard_normal(obs_dim),
+                      float(rng.uniform() < 0.05), episode_end=t % 200 == 199)
+        for _ in range(warmup):
+            updater(window)
+        n_windows = calls // window
+        t0 = time.perf_counter()
+        for _ in range(n_windows):
+            updater(window)
+        dt, n = time.perf_counter() - t0, n_windows * window
+    else:
         phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
-        feeds = _random_batch(obs_dim, act_dim, space.low, space.high)
-        # The callables and per-update schedule of td3.py / ddpg.py / sac.py's update().
+        feeds = (rng.standard_normal((100, obs_dim)).astype(np.float32),
+                 rng.standard_normal((100, obs_dim)).astype(np.float32),
+                 rng.uniform(space.low, space.high, (100, act_dim)).astype(np.float32),
+                 rng.standard_normal(100).astype(np.float32),
+                 (rng.uniform(size=100) < 0.05).astype(np.float32))
         if algo == 'sac':
             step_fn = sess.make_callable(g.step_ops, feed_list=phs)
 
@@ -132,77 +148,104 @@ def bench_update_offpolicy(algo, env_id, calls=200, warmup=10):
                 [g.q_loss, g.q, g.backup, g.train_q_op]
             q_step = sess.make_callable(q_fetch, feed_list=phs)
             pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=phs)
-            delay = 2 if algo == 'td3' else 1  # td3's default policy_delay
+            delay = 2 if algo == 'td3' else 1
 
             def update(j):
                 q_step(*feeds)
                 if j % delay == 0:
                     pi_step(*feeds)
-        for j in range(warmup):
+        for j in range(warmup * window):
             update(j)
         t0 = time.perf_counter()
         for j in range(calls):
             update(j)
-        dt = time.perf_counter() - t0
-    finally:
-        sess.close()
-    return dict(update_us=1e6 * dt / calls, calls=calls, batch=100)
+        dt, n = time.perf_counter() - t0, calls
+    sess.close()
+    return dict(update_us=1e6 * dt / n)
 
 
-def bench_update_trpo(env_id, n=4000, calls=3, algo='trpo'):
-    """One full TRPO update (trpo.py's ``make_trpo_update``, default hyperparameters) on a random
-    buffer whose actions/logp/info come from the initial policy."""
+def measure_update_trpo(algo, env_id, fused, n=4000, calls=5):
+    import inspect
+    import numpy as np
+    from spinup_tf.tf1 import tf, make_session
     from spinup_tf.algos.trpo import build_trpo_graph, make_trpo_update
-    env = EnvFn(env_id)()
-    obs_space, act_space = env.observation_space, env.action_space
-    env.close()
+    obs_space, act_space = _space_dims(env_id)
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
         g = build_trpo_graph(obs_space, act_space)
-        init = tf.global_variables_initializer()
-    sess = make_session(graph)
-    try:
-        sess.run(init)
-        rng = np.random.default_rng(0)
-        obs = rng.standard_normal((n,) + obs_space.shape).astype(np.float32)
-        a, _, logp, *info = sess.run(g.get_action_ops, {g.x_ph: obs})
-        adv = rng.standard_normal(n).astype(np.float32)
-        ret = rng.standard_normal(n).astype(np.float32)
-        # A state-independent info entry (e.g. log_std, shape (act_dim,)) is stored per
-        # step in the buffer: broadcast it to one row per step.
-        info = [np.broadcast_to(x, (n,) + tuple(ph.shape.as_list()[1:])).copy()
-                for x, ph in zip(info, g.all_phs[5:])]
-        inputs = [obs, a, adv, ret, logp] + info
-        update_on = make_trpo_update(sess, g, algo)  # trpo.py's own update, defaults
-        start_params = sess.run(g.get_pi_params)
+        kw = {}
+        if 'fused' in inspect.signature(make_trpo_update).parameters:
+            kw['fused'] = fused
+        elif fused:
+            raise SystemExit('make_trpo_update has no fused path')
+        update_on = make_trpo_update(None, g, algo, **kw)
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+    update_on = update_on.bind(sess) if hasattr(update_on, 'bind') else update_on
+    rng = np.random.default_rng(0)
+    obs = rng.standard_normal((n,) + obs_space.shape).astype(np.float32)
+    a, _, logp, *info = sess.run(g.get_action_ops, {g.x_ph: obs})
+    info = [np.broadcast_to(x, (n,) + tuple(ph.shape.as_list()[1:])).copy()
+            for x, ph in zip(info, g.all_phs[5:])]
+    inputs = [obs, a, rng.standard_normal(n).astype(np.float32),
+              rng.standard_normal(n).astype(np.float32), logp] + info
+    start = sess.run(g.get_pi_params)
+    update_on(inputs)
+    times = []
+    for _ in range(calls):
+        sess.run(g.set_pi_params, {g.v_ph: start})
+        t0 = time.perf_counter()
+        update_on(inputs)
+        times.append(time.perf_counter() - t0)
+    sess.close()
+    return dict(update_ms=1e3 * statistics.median(times))
 
-        def update():
-            update_on(inputs)
 
-        update()  # warm-up
-        times = []
-        for _ in range(calls):
-            sess.run(g.set_pi_params, {g.v_ph: start_params})  # the same starting point each time (old logp fixed)
-            t0 = time.perf_counter()
-            update()
-            times.append(time.perf_counter() - t0)
-    finally:
-        sess.close()
-    return dict(update_ms=1e3 * statistics.median(times), buffer=n)
+def child(args):
+    algo, env_id, path, what = args.child
+    fused = path == 'fused'
+    if what == 'train':
+        out = measure_train(algo, env_id, fused, args.steps)
+    elif algo in OFF_POLICY:
+        out = measure_update_offpolicy(algo, env_id, fused)
+    else:
+        out = measure_update_trpo(algo, env_id, fused)
+    out['rss_mb'] = peak_rss_mb()
+    print('RESULT ' + json.dumps(out), flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Parent: paired runs
+# --------------------------------------------------------------------------------------------
+def run_child(algo, env_id, path, what, steps):
+    cmd = [sys.executable, osp.abspath(__file__), '--child', algo, env_id, path, what,
+           '--steps', str(steps)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    for line in proc.stdout.splitlines():
+        if line.startswith('RESULT '):
+            return json.loads(line[len('RESULT '):])
+    raise RuntimeError('%s failed:\n%s' % (' '.join(cmd), proc.stderr[-3000:]))
+
+
+def supported(algo, env_id):
+    from gymnasium.spaces import Box
+    _, act_space = _space_dims(env_id)
+    return algo not in OFF_POLICY or isinstance(act_space, Box)
 
 
 def summarize(values):
+    if not values:
+        return None
     return dict(median=statistics.median(values), min=min(values), max=max(values),
                 values=values)
 
 
-def fmt(s, scale=1.0, digits=0):
+def fmt(s, digits=0):
     if s is None:
         return '-'
     f = '%%.%df' % digits
-    return (f + ' [' + f + '-' + f + ']') % (s['median'] * scale, s['min'] * scale,
-                                              s['max'] * scale)
+    return (f + ' [' + f + '-' + f + ']') % (s['median'], s['min'], s['max'])
 
 
 def main():
@@ -210,68 +253,74 @@ def main():
     p.add_argument('--algos', nargs='+', default=['td3', 'ddpg', 'sac', 'trpo', 'ppo', 'vpg'])
     p.add_argument('--envs', nargs='+', default=['Pendulum-v1', 'CartPole-v1',
                                                   'HalfCheetah-v5'])
-    p.add_argument('--steps', type=int, default=2000)
-    p.add_argument('--repeats', type=int, default=2)
+    p.add_argument('--steps', type=int, default=2000,
+                   help='off-policy steps per epoch (the timed epoch has this many)')
+    p.add_argument('--repeats', type=int, default=2, help='pairs of runs per combination')
+    p.add_argument('--no_update', action='store_true', help='skip the update-op timing')
     p.add_argument('--json', default=None)
+    p.add_argument('--child', nargs=4, default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.child:
+        return child(args)
 
-    results = []
-    t_start = time.time()
+    results, t_start = [], time.time()
     for algo in args.algos:
         for env_id in args.envs:
             if not supported(algo, env_id):
                 print('skip %s on %s (needs a Box action space)' % (algo, env_id), flush=True)
                 continue
-            runs = dict(steps_per_s=[], updates_per_s=[], update_us=[], update_ms=[],
-                        rss_after_train_mb=[], rss_after_update_mb=[])
-            for _ in range(args.repeats):
-                tr = bench_train(algo, env_id, args.steps)
-                runs['steps_per_s'].append(tr['steps_per_s'])
-                if 'updates_per_s' in tr:
-                    runs['updates_per_s'].append(tr['updates_per_s'])
-                runs['rss_after_train_mb'].append(peak_rss_mb())
-                up = None
-                if algo in OFF_POLICY:
-                    up = bench_update_offpolicy(algo, env_id)
-                    runs['update_us'].append(up['update_us'])
-                elif algo in ('trpo', 'npg'):
-                    up = bench_update_trpo(env_id, algo=algo)
-                    runs['update_ms'].append(up['update_ms'])
-                if up is not None:
-                    runs['rss_after_update_mb'].append(peak_rss_mb())
-            res = dict(algo=algo, env=env_id, steps=args.steps,
-                       **{k: summarize(v) if v else None for k, v in runs.items()})
-            results.append(res)
-            print('%-5s %-15s steps/s %s  updates/s %s  update %s  peak RSS %s MB' % (
-                algo, env_id, fmt(res['steps_per_s']), fmt(res['updates_per_s']),
-                fmt(res['update_us'], digits=0) + ' us' if res['update_us'] else
-                fmt(res['update_ms'], digits=0) + ' ms' if res['update_ms'] else '-',
-                fmt(res['rss_after_train_mb'])), flush=True)
+            whats = ['train']
+            if not args.no_update and (algo in OFF_POLICY or algo in ('trpo', 'npg')):
+                whats.append('update')
+            for what in whats:
+                runs = {path: [] for path in PATHS}
+                for r in range(args.repeats):
+                    order = PATHS if r % 2 == 0 else PATHS[::-1]
+                    for path in order:
+                        runs[path].append(run_child(algo, env_id, path, what, args.steps))
+                res = dict(algo=algo, env=env_id, what=what, runs=runs)
+                key = 'steps_per_s' if what == 'train' else \
+                    ('update_us' if algo in OFF_POLICY else 'update_ms')
+                ratios = [(f[key] / p_[key]) if what == 'train' else (p_[key] / f[key])
+                          for p_, f in zip(runs['plain'], runs['fused'])]
+                res['speedup'] = summarize(ratios)
+                for path in PATHS:
+                    res[path] = {k: summarize([run[k] for run in runs[path] if k in run])
+                                 for k in runs[path][0]}
+                results.append(res)
+                print('%-5s %-15s %-6s plain %s  fused %s  speed-up x%s' % (
+                    algo, env_id, what, fmt(res['plain'][key], 1), fmt(res['fused'][key], 1),
+                    fmt(res['speedup'], 2)), flush=True)
 
-    header = ('| algo | env | env steps/s | updates/s | update op (fixed batch) '
-              '| peak RSS MB after train |')
-    lines = [header, '|---|---|---|---|---|---|']
-    for r in results:
-        if r['update_us']:
-            upd = fmt(r['update_us']) + ' µs/update (batch 100)'
-        elif r['update_ms']:
-            upd = fmt(r['update_ms']) + ' ms/update (4000 steps)'
-        else:
+    lines = ['| algo | env | plain env steps/s | fused env steps/s | speed-up | epoch s '
+             '(plain → fused) | update (plain → fused) | peak RSS MB (plain → fused) |',
+             '|---|---|---|---|---|---|---|---|']
+    by = {(r['algo'], r['env'], r['what']): r for r in results}
+    for (algo, env_id, what), r in by.items():
+        if what != 'train':
+            continue
+        u = by.get((algo, env_id, 'update'))
+        if u is None:
             upd = '-'
-        lines.append('| %s | %s | %s | %s | %s | %s |' % (
-            r['algo'], r['env'], fmt(r['steps_per_s']), fmt(r['updates_per_s']), upd,
-            fmt(r['rss_after_train_mb'])))
+        elif algo in OFF_POLICY:
+            upd = '%s → %s µs (×%s)' % (fmt(u['plain']['update_us']),
+                                         fmt(u['fused']['update_us']), fmt(u['speedup'], 2))
+        else:
+            upd = '%s → %s ms (×%s)' % (fmt(u['plain']['update_ms']),
+                                         fmt(u['fused']['update_ms']), fmt(u['speedup'], 2))
+        lines.append('| %s | %s | %s | %s | ×%s | %s → %s | %s | %s → %s |' % (
+            algo, env_id, fmt(r['plain']['steps_per_s']), fmt(r['fused']['steps_per_s']),
+            fmt(r['speedup'], 2), fmt(r['plain']['epoch_s'], 2), fmt(r['fused']['epoch_s'], 2),
+            upd, fmt(r['plain']['rss_mb']), fmt(r['fused']['rss_mb'])))
     total = time.time() - t_start
-    print()
-    print('median [min-max] over %d repeats, --steps %d; peak RSS is process-wide and '
-          'monotone (ru_maxrss)' % (args.repeats, args.steps))
+    print('\nmedian [min-max] over %d pairs; off-policy timed epoch: %d steps'
+          % (args.repeats, args.steps))
     print('\n'.join(lines))
     print('\ntotal %.0f s' % total)
     if args.json:
         meta = dict(argv=sys.argv, date=time.strftime('%Y-%m-%d %H:%M:%S %Z'),
-                    python=platform.python_version(), tensorflow=tf.__version__,
-                    machine=platform.platform(), cpus=os.cpu_count(), total_s=total,
-                    note='ru_maxrss is process-wide and monotone')
+                    python=platform.python_version(), machine=platform.platform(),
+                    cpus=os.cpu_count(), total_s=total)
         with open(args.json, 'w') as f:
             json.dump(dict(meta=meta, results=results), f, indent=1)
         print('wrote %s' % args.json)

@@ -123,6 +123,12 @@ def test_test_policy_with_corrupt_model(tmp_path):
     (['ppo', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
       '--train_v_iters', '5', '--train_pi_iters', '5'], ['ClipFrac', 'StopIter', 'Entropy']),
     (['sac', '--env', 'Pendulum-v1', *TINY], ['AverageLogPi', 'LossQ1', 'LossQ2']),
+    # Spinning Up's plain loop (one sess.run per action and per train step) stays usable.
+    (['ddpg', '--env', 'Pendulum-v1', '--fused', 'False', '--tensorboard', 'True', *TINY],
+     ['AverageQVals', 'LossPi']),
+    (['td3', '--env', 'Pendulum-v1', '--fused', 'False', *TINY], ['AverageQ1Vals', 'LossPi']),
+    (['sac', '--env', 'Pendulum-v1', '--fused', 'False', '--alpha', 'auto', *TINY],
+     ['Alpha', 'LossQ1']),
 ])
 def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
     proc = run_cli(*args, '--data_dir', tmp_path, '--exp_name', 'x')
