@@ -91,3 +91,29 @@ def test_npg_takes_the_full_step():
         kl = sess.run(g.d_kl, feed)
         assert 0.3 * DELTA < kl < 3 * DELTA
         sess.close()
+
+
+def test_update_built_before_the_session_fused_equals_plain():
+    """make_trpo_update(None, g, fused=...) builds its graph pieces first, then binds; the
+    fused value loop gives the plain loop's numbers on the same batch."""
+    from spinup_tf.algos.trpo import make_trpo_update
+    stats = []
+    for fused in (False, True):
+        with tf.Graph().as_default() as graph:
+            env = gym.make('CartPole-v1')
+            tf.set_random_seed(0)
+            g = build_trpo_graph(env.observation_space, env.action_space,
+                                 ac_kwargs=dict(hidden_sizes=(16,)))
+            unbound = make_trpo_update(None, g, 'trpo', train_v_iters=20, fused=fused)
+            sess = make_session()
+            sess.run(tf.global_variables_initializer())
+            inputs = _batch('CartPole-v1', sess, g, n=300)
+            graph.finalize()
+            update_on = unbound.bind(sess)
+            stats.append([update_on(inputs), sess.run(g.v, {g.x_ph: inputs[0]})])
+            sess.close()
+    (plain, v_plain), (fused, v_fused) = stats
+    assert plain.keys() == fused.keys()
+    for k in plain:
+        np.testing.assert_allclose(fused[k], plain[k], rtol=1e-6, atol=1e-8, err_msg=k)
+    np.testing.assert_allclose(v_fused, v_plain, rtol=1e-6, atol=1e-7)

@@ -11,14 +11,14 @@ import numpy as np
 from spinup_tf.tf1 import tf, get_trainable_vars, count_vars
 from spinup_tf.distributions import mlp_actor_critic
 from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                make_buffer, policy_step_fns)
+                                make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
 from spinup_tf.training import start_session
 
 
 def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, clip_ratio=0.2, pi_lr=3e-4, vf_lr=1e-3,
         train_pi_iters=80, train_v_iters=80, lam=0.97, max_ep_len=1000, target_kl=0.01,
-        logger_kwargs=dict(), save_freq=10):
+        logger_kwargs=dict(), save_freq=10, fused=True):
     """Proximal Policy Optimization (by clipping), with early stopping based on approximate KL.
 
     Args:
@@ -75,6 +75,13 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
+
+        fused (bool): True (default): act through a numpy mirror of the policy and value
+            function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
+            with numpy's seeded RNG), and run the ``train_pi_iters`` policy steps (with the
+            same early stop on KL) and the ``train_v_iters`` value steps as one ``sess.run``
+            each (``spinup_tf.onpolicy.FusedOnPolicy``). False: Spinning Up's loop, one
+            ``sess.run`` per env step and per gradient step.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
 
@@ -88,6 +95,17 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         g = build_ppo_graph(env.observation_space, env.action_space, actor_critic, ac_kwargs,
                             clip_ratio, pi_lr, vf_lr)
+        fz = pi_loop = None
+        if fused:
+            fz = FusedOnPolicy(g, env.action_space, g.v_optimizer, train_v_iters)
+            # The policy steps with the plain loop's early stop: the step is taken, then the
+            # loop ends if the KL measured before it (float32, compared in float64 as python
+            # compares it) passed 1.5 * target_kl.
+            pi_loop = fz.policy_loop(
+                g.pi_optimizer, get_trainable_vars('pi'),
+                lambda logp: ppo_objective(logp, g.logp_old_ph, g.adv_ph, clip_ratio)[1:],
+                train_pi_iters,
+                stop=lambda kl: tf.cast(kl, tf.float64) > 1.5 * target_kl)
 
         # Experience buffer
         buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, {}, gamma, lam)
@@ -99,10 +117,25 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
 
     # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
+    if fz is not None:
+        step, value, new_policy, loops_ok = fz.start(sess, obs_dim, logger)
+    else:
+        step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
+        new_policy, loops_ok = None, False
     losses = sess.make_callable([g.pi_loss, g.v_loss, g.approx_ent], feed_list=g.all_phs)
-    train_pi = sess.make_callable([g.train_pi, g.approx_kl], feed_list=g.all_phs)
-    train_v = sess.make_callable(g.train_v, feed_list=g.all_phs)
+    if loops_ok and pi_loop is not None:
+        fused_pi = sess.make_callable(pi_loop, feed_list=g.all_phs)
+
+        def pi_steps(inputs):
+            steps, stopped = fused_pi(*inputs)
+            return int(steps) - 1, bool(stopped)
+    else:
+        train_pi = sess.make_callable([g.train_pi, g.approx_kl], feed_list=g.all_phs)
+
+        def pi_steps(inputs):
+            return ppo_policy_steps(lambda: train_pi(*inputs)[1], train_pi_iters, target_kl)
+    train_v = value_steps(sess, g.all_phs, g.train_v, fz.v_loop if loops_ok else None,
+                          train_v_iters)
     after = sess.make_callable([g.pi_loss, g.v_loss, g.approx_kl, g.clipfrac],
                                feed_list=g.all_phs)
 
@@ -111,14 +144,12 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         pi_l_old, v_l_old, ent = losses(*inputs)
 
         # Training
-        stop_iter, stopped = ppo_policy_steps(lambda: train_pi(*inputs)[1], train_pi_iters,
-                                              target_kl)
+        stop_iter, stopped = pi_steps(inputs)
         if stopped:
             logger.log('Early stopping at step %d due to reaching max kl.' % stop_iter,
                        'yellow')
         logger.store(StopIter=stop_iter)
-        for _ in range(train_v_iters):
-            train_v(*inputs)
+        train_v(inputs)
 
         # Log changes from update
         pi_l_new, v_l_new, kl, cf = after(*inputs)
@@ -132,7 +163,8 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                                ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy',
                                 'KL', 'ClipFrac', 'StopIter']],
                   finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
-                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
+                  new_policy=new_policy)
 
 
 def ppo_policy_steps(train_step, train_pi_iters, target_kl):
@@ -166,19 +198,32 @@ def build_ppo_graph(observation_space, action_space, actor_critic=mlp_actor_crit
                                              ac_kwargs))
 
     # PPO objectives
-    g.ratio = tf.exp(g.logp - g.logp_old_ph)  # pi(a|s) / pi_old(a|s)
-    min_adv = tf.where(g.adv_ph > 0, (1 + clip_ratio) * g.adv_ph, (1 - clip_ratio) * g.adv_ph)
-    g.pi_loss = -tf.reduce_mean(tf.minimum(g.ratio * g.adv_ph, min_adv))
+    g.ratio, g.pi_loss, g.approx_kl = ppo_objective(g.logp, g.logp_old_ph, g.adv_ph,
+                                                    clip_ratio)
 
     # Info (useful to watch during learning)
-    g.approx_kl = tf.reduce_mean(g.logp_old_ph - g.logp)  # a sample estimate for KL-divergence
     g.approx_ent = tf.reduce_mean(-g.logp)                 # a sample estimate for entropy
     clipped = tf.logical_or(g.ratio > (1 + clip_ratio), g.ratio < (1 - clip_ratio))
     g.clipfrac = tf.reduce_mean(tf.cast(clipped, tf.float32))
 
-    # Optimizers
-    g.train_pi = tf.train.AdamOptimizer(learning_rate=pi_lr).minimize(
-        g.pi_loss, var_list=get_trainable_vars('pi'))
-    g.train_v = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
-        g.v_loss, var_list=get_trainable_vars('v'))
+    # Optimizers (kept: the fused loops apply their steps through the same objects)
+    g.pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
+    g.train_pi = g.pi_optimizer.minimize(g.pi_loss, var_list=get_trainable_vars('pi'))
+    g.v_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
+    g.train_v = g.v_optimizer.minimize(g.v_loss, var_list=get_trainable_vars('v'))
     return g
+
+
+def ppo_objective(logp, logp_old_ph, adv_ph, clip_ratio):
+    """The clipped surrogate and the sample KL estimate, from ``(batch,)`` tensors.
+
+    Returns:
+        ``(ratio, pi_loss, approx_kl)``: ``ratio = exp(logp - logp_old)`` ``(batch,)``,
+        ``pi_loss = -mean(min(ratio * adv, clip(ratio, 1-ε, 1+ε) * adv))`` and
+        ``approx_kl = mean(logp_old - logp)`` (scalars).
+    """
+    ratio = tf.exp(logp - logp_old_ph)  # pi(a|s) / pi_old(a|s)
+    min_adv = tf.where(adv_ph > 0, (1 + clip_ratio) * adv_ph, (1 - clip_ratio) * adv_ph)
+    pi_loss = -tf.reduce_mean(tf.minimum(ratio * adv_ph, min_adv))
+    approx_kl = tf.reduce_mean(logp_old_ph - logp)  # a sample estimate for KL-divergence
+    return ratio, pi_loss, approx_kl

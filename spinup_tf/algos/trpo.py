@@ -16,7 +16,7 @@ from spinup_tf.natural_gradient import (flat_concat, flat_grad, hessian_vector_p
                                         assign_params_from_flat, natural_gradient_step,
                                         backtracking_line_search)
 from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                make_buffer, policy_step_fns)
+                                make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
 from spinup_tf.training import start_session
 from spinup_tf.envs import UserInputError
 
@@ -25,7 +25,7 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
          steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
          train_v_iters=80, damping_coeff=0.1, cg_iters=10, backtrack_iters=10,
          backtrack_coeff=0.8, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10,
-         algo='trpo'):
+         algo='trpo', fused=True):
     """Trust Region Policy Optimization (with support for Natural Policy Gradient).
 
     Args:
@@ -121,6 +121,12 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         algo: Either 'trpo' or 'npg': this code supports both, since they are almost the
             same.
+
+        fused (bool): True (default): act through a numpy mirror of the policy and value
+            function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
+            with numpy's seeded RNG), and run the ``train_v_iters`` value steps as one
+            ``sess.run`` (``spinup_tf.onpolicy.FusedOnPolicy``). False: Spinning Up's loop,
+            one ``sess.run`` per env step and per value step.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
     if algo not in ('trpo', 'npg'):
@@ -136,6 +142,8 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         g = build_trpo_graph(env.observation_space, env.action_space, actor_critic,
                              ac_kwargs, vf_lr)
+        fz = (FusedOnPolicy(g, env.action_space, g.v_optimizer, train_v_iters) if fused
+              else None)
 
         # Experience buffer
         buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, g.info_shapes, gamma, lam)
@@ -147,9 +155,14 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
 
     # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
+    if fz is not None:
+        step, value, new_policy, loops_ok = fz.start(sess, obs_dim, logger)
+    else:
+        step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v, g.info_shapes)
+        new_policy, loops_ok = None, False
     update_on = make_trpo_update(sess, g, algo, delta, train_v_iters, damping_coeff, cg_iters,
-                                 backtrack_iters, backtrack_coeff)
+                                 backtrack_iters, backtrack_coeff,
+                                 v_loop=fz.v_loop if loops_ok else None)
 
     def update(buf):
         stats = update_on(buf.get())
@@ -165,34 +178,55 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                   steps_per_epoch=steps_per_epoch, epochs=epochs, max_ep_len=max_ep_len,
                   save_freq=save_freq, diagnostics=diagnostics,
                   finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
-                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
+                  new_policy=new_policy)
 
 
 def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
         train_v_iters=80, damping_coeff=0.1, cg_iters=10, lam=0.97, max_ep_len=1000,
-        logger_kwargs=dict(), save_freq=10):
+        logger_kwargs=dict(), save_freq=10, fused=True):
     """Natural Policy Gradient: TRPO's update with the full step ``sqrt(2δ / xᵀHx)·x`` and
     no line search. Arguments as :func:`trpo`."""
     return trpo(env_fn, actor_critic=actor_critic, ac_kwargs=ac_kwargs, seed=seed,
                 steps_per_epoch=steps_per_epoch, epochs=epochs, gamma=gamma, delta=delta,
                 vf_lr=vf_lr, train_v_iters=train_v_iters, damping_coeff=damping_coeff,
                 cg_iters=cg_iters, lam=lam, max_ep_len=max_ep_len,
-                logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg')
+                logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg', fused=fused)
 
 
 def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping_coeff=0.1,
-                     cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8):
+                     cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8, v_loop=None,
+                     fused=False):
     """TRPO's (or NPG's) update on one epoch of data, as a python function.
 
+    Every kind of call is one callable made once: the gradient with the old losses (computed
+    once per update), the KL Hessian-vector product ``Hx`` (one ``sess.run`` per CG
+    iteration), and the line search's ``set_and_eval`` (set the flat parameters, then only
+    the mean KL and the surrogate loss: the gradient is never recomputed there).
+
     Args:
-        sess: the session of the graph ``g`` (from :func:`build_trpo_graph`).
+        sess: the session of the graph ``g`` (from :func:`build_trpo_graph`); or None, to
+            build what the update needs in ``g``'s graph now (before the session finalizes
+            it) and return an object whose ``bind(sess)`` gives ``update_on``.
+        v_loop: the fused value loop (``FusedOnPolicy.v_loop``): the ``train_v_iters`` value
+            steps in one ``sess.run``; None for one ``sess.run`` per step.
+        fused: build that loop here (in the default graph, which must be ``g``'s and not
+            finalized) when ``v_loop`` is not given.
     Returns:
         ``update_on(inputs) -> dict`` taking ``GAEBuffer.get()``'s list (in ``g.all_phs``
         order) and returning the diagnostics LossPi, LossV, KL, DeltaLossPi, DeltaLossV and,
         for TRPO, BacktrackIters (``backtrack_iters`` when the line search failed and the old
         parameters were restored).
     """
+    if fused and v_loop is None:
+        v_loop = FusedOnPolicy(g, g.ac_kwargs['action_space'], g.v_optimizer,
+                               train_v_iters).v_loop
+    if sess is None:
+        return SimpleNamespace(bind=lambda sess: make_trpo_update(
+            sess, g, algo, delta, train_v_iters, damping_coeff, cg_iters, backtrack_iters,
+            backtrack_coeff, v_loop=v_loop))
+
     # One callable per kind of call: no feed-dict building or fetch lookup per call.
     grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
                                          feed_list=g.all_phs)
@@ -200,7 +234,7 @@ def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping
     get_params = sess.make_callable(g.get_pi_params)
     set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
     kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
-    train_v = sess.make_callable(g.train_vf, feed_list=g.all_phs)
+    train_v = value_steps(sess, g.all_phs, g.train_vf, v_loop, train_v_iters)
     v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
 
     def update_on(inputs):
@@ -227,8 +261,7 @@ def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping
             stats['BacktrackIters'] = j
 
         # Value function updates
-        for _ in range(train_v_iters):
-            train_v(*inputs)
+        train_v(inputs)
         v_l_new = v_loss_fn(*inputs)
 
         # Changes from update
@@ -255,9 +288,9 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
     ratio = tf.exp(g.logp - g.logp_old_ph)  # pi(a|s) / pi_old(a|s)
     g.pi_loss = -tf.reduce_mean(ratio * g.adv_ph)
 
-    # Optimizer for value function
-    g.train_vf = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
-        g.v_loss, var_list=get_trainable_vars('v'))
+    # Optimizer for value function (kept: the fused value loop steps through the same object)
+    g.v_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
+    g.train_vf = g.v_optimizer.minimize(g.v_loss, var_list=get_trainable_vars('v'))
 
     # Symbols needed for CG solver (damping is added in natural_gradient_step)
     pi_params = get_trainable_vars('pi')

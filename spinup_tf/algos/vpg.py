@@ -10,13 +10,14 @@ import numpy as np
 from spinup_tf.tf1 import tf, get_trainable_vars, count_vars
 from spinup_tf.distributions import mlp_actor_critic
 from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                make_buffer, policy_step_fns)
+                                make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
 from spinup_tf.training import start_session
 
 
 def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, pi_lr=3e-4, vf_lr=1e-3,
-        train_v_iters=80, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10):
+        train_v_iters=80, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10,
+        fused=True):
     """Vanilla Policy Gradient (with GAE-Lambda for advantage estimation).
 
     Args:
@@ -59,6 +60,12 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
+
+        fused (bool): True (default): act through a numpy mirror of the policy and value
+            function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
+            with numpy's seeded RNG), and run the ``train_v_iters`` value steps as one
+            ``sess.run`` (``spinup_tf.onpolicy.FusedOnPolicy``). False: Spinning Up's loop,
+            one ``sess.run`` per env step and per gradient step.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
 
@@ -72,6 +79,8 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         g = build_vpg_graph(env.observation_space, env.action_space, actor_critic, ac_kwargs,
                             pi_lr, vf_lr)
+        fz = (FusedOnPolicy(g, env.action_space, g.v_optimizer, train_v_iters) if fused
+              else None)
 
         # Experience buffer
         buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, {}, gamma, lam)
@@ -83,10 +92,15 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
 
     # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
+    if fz is not None:
+        step, value, new_policy, loops_ok = fz.start(sess, obs_dim, logger)
+    else:
+        step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
+        new_policy, loops_ok = None, False
     losses = sess.make_callable([g.pi_loss, g.v_loss, g.approx_ent], feed_list=g.all_phs)
     train_pi = sess.make_callable(g.train_pi, feed_list=g.all_phs)
-    train_v = sess.make_callable(g.train_v, feed_list=g.all_phs)
+    train_v = value_steps(sess, g.all_phs, g.train_v, fz.v_loop if loops_ok else None,
+                          train_v_iters)
     after = sess.make_callable([g.pi_loss, g.v_loss, g.approx_kl], feed_list=g.all_phs)
 
     def update(buf):
@@ -97,8 +111,7 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         train_pi(*inputs)
 
         # Value function learning
-        for _ in range(train_v_iters):
-            train_v(*inputs)
+        train_v(inputs)
 
         # Log changes from update
         pi_l_new, v_l_new, kl = after(*inputs)
@@ -112,7 +125,8 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                                ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy',
                                 'KL']],
                   finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
-                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess)
+                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
+                  new_policy=new_policy)
 
 
 def build_vpg_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
@@ -130,9 +144,9 @@ def build_vpg_graph(observation_space, action_space, actor_critic=mlp_actor_crit
     g.approx_kl = tf.reduce_mean(g.logp_old_ph - g.logp)  # a sample estimate for KL-divergence
     g.approx_ent = tf.reduce_mean(-g.logp)                 # a sample estimate for entropy
 
-    # Optimizers
-    g.train_pi = tf.train.AdamOptimizer(learning_rate=pi_lr).minimize(
-        g.pi_loss, var_list=get_trainable_vars('pi'))
-    g.train_v = tf.train.AdamOptimizer(learning_rate=vf_lr).minimize(
-        g.v_loss, var_list=get_trainable_vars('v'))
+    # Optimizers (kept: the fused loops apply their steps through the same objects)
+    g.pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
+    g.train_pi = g.pi_optimizer.minimize(g.pi_loss, var_list=get_trainable_vars('pi'))
+    g.v_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
+    g.train_v = g.v_optimizer.minimize(g.v_loss, var_list=get_trainable_vars('v'))
     return g
