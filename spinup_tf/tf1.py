@@ -107,7 +107,8 @@ def dense(x, units, activation=None, name='dense', kernel_initializer=None,
                                  initializer=kernel_initializer)
         bias = tf.get_variable('bias', shape=(units,), dtype=tf.float32,
                                initializer=bias_initializer)
-    y = tf.matmul(x, kernel) + bias
+    # bias_add rather than `+`: Grappler fuses MatMul + BiasAdd (+ activation) into one op.
+    y = tf.nn.bias_add(tf.matmul(x, kernel), bias)
     out = activation(y) if activation is not None else y
     # Recorded so that ``spinup_tf.numpy_policy`` can mirror a chain of layers in numpy.
     tf.add_to_collection(DENSE_LAYERS, DenseLayer(x, out, kernel, bias, activation))
