@@ -7,8 +7,9 @@ staging area for the steps since the last window. A window's ``sess.run`` first 
 staged slots with ``tf.scatter_update``, then samples its batches in-graph with
 :func:`sample_indices`, so no transition is copied between numpy and the graph twice.
 
-Local variables are left out of ``tf.train.Saver`` (so out of the saved model); the run's
-checkpoint stores the buffer through :meth:`GraphReplayBuffer.state_dict` instead.
+The variables are in their own collection (``REPLAY_VARIABLES``), so ``tf.train.Saver`` and
+the saved model leave them out; the run's checkpoint stores the buffer through
+:meth:`GraphReplayBuffer.state_dict` instead.
 """
 import numpy as np
 
@@ -16,6 +17,9 @@ from spinup_tf.tf1 import tf
 from spinup_tf.replay_buffer import RingLayout
 
 STAGE_ROWS = 4096
+REPLAY_VARIABLES = 'spinup_tf_replay_buffer'
+"""Collection of the buffer's variables: neither global nor local, so no saver or global
+initializer touches them; ``GraphReplayBuffer.attach`` initialises them."""
 
 
 class GraphReplayBuffer(RingLayout):
@@ -26,7 +30,8 @@ class GraphReplayBuffer(RingLayout):
         size (int): number of slots (at least 4).
 
     Graph side: ``obs_var`` ``(size, obs_dim)``, ``acts_var`` ``(size, act_dim)``,
-    ``rews_var``, ``done_var`` ``(size,)`` float32 and ``valid_var`` ``(size,)`` bool;
+    ``rews_var``, ``done_var`` ``(size,)`` float32 and ``valid_var`` ``(size,)`` bool
+    (initialised by :meth:`attach`);
     ``write_op`` scatters the staged rows fed through ``stage_phs``; ``filled_ph`` feeds the
     sampling range.
     """
@@ -37,9 +42,14 @@ class GraphReplayBuffer(RingLayout):
         self.obs_dim, self.act_dim = obs_dim, act_dim
 
         def local(name, shape, dtype=tf.float32):
-            return tf.get_variable(name, shape=shape, dtype=dtype, trainable=False,
-                                   initializer=tf.zeros_initializer(),
-                                   collections=[tf.GraphKeys.LOCAL_VARIABLES])
+            # Zeros from a fill whose size is fed (with a default), not a constant: a variable
+            # initialised from a constant shares its buffer, and the first scatter_update
+            # then copies the whole array (one more buffer's worth of resident memory).
+            rows = tf.placeholder_with_default(np.int32(shape[0]), (), name=name + '_rows')
+            zeros = tf.fill(tf.concat([[rows], np.array(shape[1:], np.int32)], 0),
+                            tf.zeros((), dtype))
+            return tf.Variable(zeros, name=name, trainable=False, validate_shape=False,
+                               shape=shape, collections=[REPLAY_VARIABLES])
 
         with tf.variable_scope('replay_buffer'):
             self.obs_var = local('obs', (n, obs_dim))
@@ -66,8 +76,13 @@ class GraphReplayBuffer(RingLayout):
             m, n_rows = self._rows_phs
             self._read_ops = [self.obs_var[:m], self.acts_var[:n_rows],
                               self.rews_var[:n_rows], self.done_var[:n_rows]]
-            self.initializer = tf.variables_initializer(
-                [self.obs_var, self.acts_var, self.rews_var, self.done_var, self.valid_var])
+            # One array at a time, so that start-up holds at most one transient copy.
+            init_ops = []
+            for var in (self.obs_var, self.acts_var, self.rews_var, self.done_var,
+                        self.valid_var):
+                with tf.control_dependencies(init_ops[-1:]):
+                    init_ops.append(var.assign(var.initial_value, read_value=False))
+            self.initializer = init_ops[-1]
 
         # Staging: row k holds slot (stage_start + k) mod size. Flushing at STAGE_ROWS (or half
         # the ring) keeps the staged slots distinct, so one scatter writes each slot once.
@@ -116,8 +131,10 @@ class GraphReplayBuffer(RingLayout):
         return feeds
 
     def attach(self, session):
-        """Use ``session`` for the extra writes (``flush``) and for checkpoints."""
+        """Initialise the arrays in ``session`` (zeros) and use it for the extra writes
+        (``flush``) and for checkpoints."""
         self.session = session
+        session.run(self.initializer)
         self._write = session.make_callable(self.write_op, feed_list=self.stage_phs)
 
     def flush(self):

@@ -9,7 +9,7 @@ from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS as TD3_DIAGNOSTICS
 from spinup_tf.algos.ddpg import build_ddpg_graph
 from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS as SAC_DIAGNOSTICS
 from spinup_tf.replay_buffer import ReplayBuffer
-from spinup_tf.graph_replay_buffer import GraphReplayBuffer
+from spinup_tf.graph_replay_buffer import GraphReplayBuffer, REPLAY_VARIABLES
 from spinup_tf.fused import build_update_window, FusedUpdater
 
 OBS, ACT, BATCH, SLOTS = 3, 2, 16, 64
@@ -59,10 +59,11 @@ def _graph(algo, fused, idxs=None, policy_delay=2):
 def test_both_paths_build_the_same_variables(algo):
     plain, fused = _graph(algo, False), _graph(algo, True)
     # The window adds no global variable (no optimizer slot, no network copy): only the
-    # replay buffer's local variables.
+    # replay buffer's arrays, in their own collection.
     assert fused['all_vars'] == plain['all_vars']
-    local = [v.name for v in fused['graph'].get_collection(tf.GraphKeys.LOCAL_VARIABLES)]
-    assert all(name.startswith('replay_buffer/') for name in local) and len(local) == 5
+    assert not fused['graph'].get_collection(tf.GraphKeys.LOCAL_VARIABLES)
+    extra = [v.name for v in fused['graph'].get_collection(REPLAY_VARIABLES)]
+    assert extra == ['replay_buffer/%s:0' % k for k in ('obs', 'acts', 'rews', 'done', 'valid')]
     for a, b in zip(plain['values'], fused['values']):  # same seed, same initial weights
         np.testing.assert_array_equal(a, b)
 

@@ -85,7 +85,6 @@ def _graph_buffer(obs_dim, act_dim, size):
         idxs = sample_indices(buf.valid_var, buf.filled_ph, 5000)
         batch = gather_batch(buf, idxs, 5000)
         sess = make_session(graph)
-        sess.run(tf.local_variables_initializer())
     buf.attach(sess)
     return buf, sess, idxs, batch
 
