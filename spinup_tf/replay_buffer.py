@@ -15,6 +15,8 @@ separate ``obs`` and ``obs2`` arrays would take 169 MB.
 """
 import numpy as np
 
+from spinup_tf.envs import UserInputError
+
 MIN_SLOTS = 4
 
 
@@ -69,11 +71,12 @@ class RingLayout:
 
     def load_layout_state(self, state):
         if 'layout' not in state or int(state['layout']) != 2:
-            raise ValueError('the checkpoint holds a replay buffer in an older layout; '
-                             'start the run again')
+            raise UserInputError('the checkpoint holds a replay buffer in an older layout '
+                                 '(before each observation was stored once); start the run '
+                                 'again')
         if int(state['max_size']) != self.max_size:
-            raise ValueError('replay buffer capacity differs: checkpoint %d, run %d'
-                             % (int(state['max_size']), self.max_size))
+            raise UserInputError('replay buffer capacity differs: checkpoint %d, run %d'
+                                 % (int(state['max_size']), self.max_size))
         self.ptr, self.filled = int(state['ptr']), int(state['filled'])
         self.size = int(state['size'])
         self.valid[:] = False

@@ -145,3 +145,16 @@ def test_graph_buffer_keeps_no_copy_of_the_data_in_numpy():
     assert buf.nbytes <= 150e6
     numpy_side = buf.nbytes - int(1e6) * (17 + 6 + 2) * 4 - int(1e6)
     assert numpy_side < 3e6  # valid flags (1 MB) and the staging rows
+
+
+def test_a_checkpoint_in_the_old_layout_is_refused_clearly():
+    from spinup_tf.envs import UserInputError
+    old = dict(obs1=np.zeros((3, 2)), obs2=np.zeros((3, 2)), acts=np.zeros((3, 1)),
+               rews=np.zeros(3), done=np.zeros(3), ptr=np.array(3), size=np.array(3),
+               max_size=np.array(10))
+    with pytest.raises(UserInputError, match='older layout'):
+        ReplayBuffer(2, 1, 10).load_state_dict(old)
+    new = ReplayBuffer(2, 1, 10)
+    new.store([0, 0], [0], 0.0, [1, 1], 0.0)
+    with pytest.raises(UserInputError, match='capacity differs'):
+        ReplayBuffer(2, 1, 20).load_state_dict(new.state_dict())
