@@ -273,9 +273,6 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
         return SimpleNamespace(pi=pi, q=q, q_pi=q_pi, pi_targ=pi_targ, q_pi_targ=q_pi_targ,
                                backup=backup, q_loss=q_loss)
 
-    def minimize(optimizer, loss, var_list):
-        return optimizer.apply_gradients(optimizer.compute_gradients(loss, var_list=var_list))
-
     # Inputs to computation graph
     x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
     nets = q_learning(x_ph, x2_ph, a_ph, r_ph, d_ph, reuse=False)
@@ -289,8 +286,8 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
     q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
     pi_vars, q_vars = get_trainable_vars('main/pi'), get_trainable_vars('main/q')
-    train_pi_op = minimize(pi_optimizer, pi_loss, pi_vars)
-    train_q_op = minimize(q_optimizer, q_loss, q_vars)
+    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=pi_vars)
+    train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
 
     # Polyak averaging for target variables; initializing targets to match main variables.
     # The policy step's own op runs the update first and the targets after it: within one
@@ -304,14 +301,14 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     def update_step(batch, j):
         x, x2, a, r, d = batch
         step = q_learning(x, x2, a, r, d, reuse=True)
-        train_q = minimize(q_optimizer, step.q_loss, q_vars)
+        train_q = q_optimizer.minimize(step.q_loss, var_list=q_vars)
         # The policy step reads the Q weights after the Q step, as the plain loop's second
         # sess.run does; the targets follow the policy step.
         with tf.control_dependencies([train_q]):
             with tf.variable_scope('main', reuse=True):
                 _, _, q_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q_pi_j)
-            train_pi = minimize(pi_optimizer, loss_pi, pi_vars)
+            train_pi = pi_optimizer.minimize(loss_pi, var_list=pi_vars)
         with tf.control_dependencies([train_pi]):
             targets = polyak_update_op(polyak)
         outputs = dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup, LossPi=loss_pi)
@@ -319,7 +316,7 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'nets',
-                                           'q_learning', 'minimize')})
+                                           'q_learning')})
 
 
 def rllab_diagnostics(logger):

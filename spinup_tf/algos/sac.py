@@ -242,9 +242,6 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
     value_optimizer = tf.train.AdamOptimizer(learning_rate=lr)
     alpha_optimizer = tf.train.AdamOptimizer(learning_rate=lr) if learn_alpha else None
 
-    def minimize(optimizer, loss, var_list):
-        return optimizer.apply_gradients(optimizer.compute_gradients(loss, var_list=var_list))
-
     def sac_step(x, x2, a, r, d, reuse):
         """Everything one SAC update computes and runs, on batch tensors."""
         # Main outputs from computation graph
@@ -294,14 +291,14 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
         # (and after the backup: q_backup reads the policy's weights through pi_next, and
         # ops without a dependency run in any order within one sess.run)
         with tf.control_dependencies([q_backup]):
-            train_pi_op = minimize(pi_optimizer, pi_loss, get_trainable_vars('main/pi'))
+            train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
 
         # Value train op
         # (control dep of train_pi_op because sess.run otherwise evaluates in
         # nondeterministic order)
         value_params = get_trainable_vars('main/q1') + get_trainable_vars('main/q2')
         with tf.control_dependencies([train_pi_op]):
-            train_value_op = minimize(value_optimizer, value_loss, value_params)
+            train_value_op = value_optimizer.minimize(value_loss, var_list=value_params)
 
         # Polyak averaging for target variables
         # (control flow because sess.run otherwise evaluates in nondeterministic order)
@@ -310,7 +307,7 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
         train_ops = [train_pi_op, train_value_op, target_update]
         if learn_alpha:
             with tf.control_dependencies([target_update]):
-                train_alpha_op = minimize(alpha_optimizer, alpha_loss, [log_alpha])
+                train_alpha_op = alpha_optimizer.minimize(alpha_loss, var_list=[log_alpha])
             train_ops.append(train_alpha_op)
         return SimpleNamespace(**locals())
 
@@ -343,4 +340,4 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'step',
-                                           'sac_step', 'minimize')})
+                                           'sac_step')})

@@ -286,9 +286,6 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
                                backup=backup, q1_loss=q1_loss, q2_loss=q2_loss,
                                q_loss=q1_loss + q2_loss)
 
-    def minimize(optimizer, loss, var_list):
-        return optimizer.apply_gradients(optimizer.compute_gradients(loss, var_list=var_list))
-
     # Inputs to computation graph
     x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
     nets = q_learning(x_ph, x2_ph, a_ph, r_ph, d_ph, reuse=False)
@@ -305,8 +302,8 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
     pi_vars = get_trainable_vars('main/pi')
     q_vars = [v for v in get_trainable_vars('main') if v not in pi_vars]
-    train_pi_op = minimize(pi_optimizer, pi_loss, pi_vars)
-    train_q_op = minimize(q_optimizer, q_loss, q_vars)
+    train_pi_op = pi_optimizer.minimize(pi_loss, var_list=pi_vars)
+    train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
 
     # Polyak averaging for target variables; initializing targets to match main variables.
     # The policy step's own op runs the update first and the targets after it: within one
@@ -323,7 +320,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
             mean, var = tf.nn.moments(r, axes=[0])
             r = (r - mean) / (tf.sqrt(var) + 1e-6)
         step = q_learning(x, x2, a, r, d, reuse=True)
-        train_q = minimize(q_optimizer, step.q_loss, q_vars)
+        train_q = q_optimizer.minimize(step.q_loss, var_list=q_vars)
         # The policy step reads the Q weights after the Q step, as the plain loop's second
         # sess.run does.
         with tf.control_dependencies([train_q]):
@@ -333,7 +330,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
             with tf.variable_scope('main', reuse=True):
                 _, _, _, q1_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q1_pi_j)
-            with tf.control_dependencies([minimize(pi_optimizer, loss_pi, pi_vars)]):
+            with tf.control_dependencies([pi_optimizer.minimize(loss_pi, var_list=pi_vars)]):
                 targets = polyak_update_op(polyak)
             with tf.control_dependencies([targets]):
                 return tf.identity(loss_pi)
@@ -344,7 +341,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space',
-                                           'policy_space', 'nets', 'q_learning', 'minimize')})
+                                           'policy_space', 'nets', 'q_learning')})
 
 
 def normalized(rews):
