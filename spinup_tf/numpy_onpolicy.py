@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.tf1 import EPS  # first: it sets TensorFlow's environment before the import
-from spinup_tf.numpy_policy import NoMirror, NumpyMLP, dense_chain
+from spinup_tf.numpy_policy import NoMirror, NumpyMLP, dense_chain, compare_to_graph
 import tensorflow as tf2  # tf2.Variable: the base class of the graph's resource variables
 
 LOG_2PI = np.float32(np.log(2 * np.pi))
@@ -232,15 +232,6 @@ def make_numpy_actor_critic(layers):
     return NumpyActorCritic(policy, NumpyMLP(layers.v_layers))
 
 
-def _compare(what, got, expected, rtol, atol):
-    got, expected = np.asarray(got), np.asarray(expected)
-    if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol):
-        diff = (np.max(np.abs(got - expected)) if got.shape == expected.shape
-                else 'shapes %s vs %s' % (got.shape, expected.shape))
-        raise NoMirror('numpy mirror of %s differs from the graph (max abs diff %s)'
-                       % (what, diff))
-
-
 def check_actor_critic(sess, g, ac, obs_dim, n=16, seed=0, rtol=1e-4, atol=1e-5):
     """Raise ``NoMirror`` unless the numpy actor-critic ``ac`` matches the graph ``g`` on
     ``n`` random observations: the distribution parameters (``info``: ``logp_all``, or
@@ -265,14 +256,14 @@ def check_actor_critic(sess, g, ac, obs_dim, n=16, seed=0, rtol=1e-4, atol=1e-5)
     for k, expected in zip(keys, info_graph):
         if k not in params:
             raise NoMirror('the graph policy has info %r, the numpy policy does not' % k)
-        _compare(k, params[k], expected, rtol, atol)
+        compare_to_graph(k, params[k], expected, rtol, atol)
         single = np.stack([s[3][keys.index(k)] for s in steps])
-        _compare(k + ' (one step)', single, np.broadcast_to(expected, single.shape), rtol,
+        compare_to_graph(k + ' (one step)', single, np.broadcast_to(expected, single.shape), rtol,
                  atol)
-    _compare('v', ac.value_batch(obs), v_graph, rtol, atol)
-    _compare('v (one step)', [s[1] for s in steps], v_graph, rtol, atol)
-    _compare('logp', policy.log_prob(obs, acts), logp_graph, rtol, atol)
-    _compare('logp (one step)', [s[2] for s in steps], logp_graph, rtol, atol)
+    compare_to_graph('v', ac.value_batch(obs), v_graph, rtol, atol)
+    compare_to_graph('v (one step)', [s[1] for s in steps], v_graph, rtol, atol)
+    compare_to_graph('logp', policy.log_prob(obs, acts), logp_graph, rtol, atol)
+    compare_to_graph('logp (one step)', [s[2] for s in steps], logp_graph, rtol, atol)
 
 
 def numpy_actor_critic(sess, g, layers, obs_dim, logger=None):

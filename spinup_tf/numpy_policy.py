@@ -223,29 +223,32 @@ class SquashedGaussianActor:
         return self._scale(np.tanh(u))
 
 
+def compare_to_graph(what, got, expected, rtol=1e-4, atol=1e-5):
+    """Raise ``NoMirror`` unless the mirror's ``got`` equals the graph's ``expected`` (same
+    shape, ``allclose``)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol):
+        diff = (np.max(np.abs(got - expected)) if got.shape == expected.shape
+                else 'shapes %s vs %s' % (got.shape, expected.shape))
+        raise NoMirror('numpy mirror of %s differs from the graph (max abs diff %s)'
+                       % (what, diff))
+
+
 def check_mirror(sess, x_ph, tensor, mirror, obs_dim, n=16, seed=0, rtol=1e-4, atol=1e-5):
     """Raise ``NoMirror`` unless ``mirror`` (single inputs and batches) matches ``tensor``
     evaluated by the graph on ``n`` random ``(obs_dim,)`` inputs."""
     obs = np.random.RandomState(seed).uniform(-3, 3, size=(n, obs_dim)).astype(np.float32)
     expected = sess.run(tensor, {x_ph: obs})
-    got_batch = mirror.batch(obs)
-    got_single = np.stack([np.array(mirror(o)) for o in obs])
-    for got in (got_batch, got_single):
-        if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol):
-            raise NoMirror('numpy mirror of %s differs from the graph (max abs diff %.3g)'
-                           % (tensor.name, np.max(np.abs(got - expected))))
+    compare_to_graph(tensor.name, mirror.batch(obs), expected, rtol, atol)
+    compare_to_graph(tensor.name + ' (one input)', np.stack([np.array(mirror(o)) for o in obs]),
+                     expected, rtol, atol)
 
 
-def deterministic_actor(sess, x_ph, pi, scope, low, high, obs_dim, logger=None):
-    """A checked numpy ``BoundedActor`` of the deterministic policy ``pi`` (built in
-    ``scope`` on ``x_ph``), or None (with a note in the log) when it cannot be mirrored."""
+def deterministic_actor(x_ph, scope, low, high):
+    """A numpy ``BoundedActor`` of the chain of layers in ``scope`` (e.g. ``'main/pi'``)
+    that reads ``x_ph``, or None when the policy is not such a chain. Built with the graph
+    (no session); pull its weights and ``check_mirror`` it before acting with it."""
     try:
-        layers, _ = dense_chain(x_ph, scope)
-        actor = BoundedActor(NumpyMLP(layers), low, high)
-        actor.pull(sess)
-        check_mirror(sess, x_ph, pi, actor, obs_dim)
-        return actor
-    except NoMirror as e:
-        if logger is not None:
-            logger.log('Acting through the graph: %s' % e, 'yellow')
+        return BoundedActor(NumpyMLP(dense_chain(x_ph, scope)[0]), low, high)
+    except NoMirror:
         return None

@@ -3,7 +3,8 @@
 An algorithm builds its graph and session, then hands this loop three callables: ``act``
 (one observation to one action), ``explore`` (the training action) and ``update_window``
 (``n`` gradient steps: the fused in-graph window of ``spinup_tf.fused``, or
-:func:`plain_update_window`'s loop of ``sess.run`` calls), and the names of its diagnostics. The loop owns everything they have in common: uniform-random actions for
+:func:`plain_update_window`'s loop of ``sess.run`` calls), and the names of its
+diagnostics. The loop owns everything they have in common: uniform-random actions for
 the first ``start_steps``, exploration noise, gymnasium's terminated/truncated handling,
 the update schedule, the deterministic test episodes, the epoch log and the model saves.
 """
@@ -19,8 +20,7 @@ from spinup_tf.training import check_finite, check_positive_ints, check_stop
 from spinup_tf.replay_buffer import ReplayBuffer, MIN_SLOTS
 from spinup_tf.graph_replay_buffer import GraphReplayBuffer
 from spinup_tf.fused import build_update_window, FusedUpdater
-from spinup_tf.numpy_policy import (dense_chain, NoMirror, NumpyMLP, BoundedActor,
-                                    check_mirror)
+from spinup_tf.numpy_policy import NoMirror, check_mirror
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -75,15 +75,6 @@ def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_step=N
     weights = actor.variables if actor is not None else []
     window = build_update_window(buffer, batch_size, update_step, list(diagnostics), weights)
     return buffer, window
-
-
-def numpy_deterministic_actor(x_ph, scope, low, high):
-    """A numpy ``BoundedActor`` of the chain of layers in ``scope`` (e.g. ``'main/pi'``)
-    that reads ``x_ph``, or None when the policy is not such a chain."""
-    try:
-        return BoundedActor(NumpyMLP(dense_chain(x_ph, scope)[0]), low, high)
-    except NoMirror:
-        return None
 
 
 def fused_path(sess, logger, buffer, window, actor, store, checks=()):

@@ -7,8 +7,7 @@ from gymnasium.spaces import Box
 from spinup_tf.tf1 import tf, make_session, placeholders, ACTIVATIONS, activation_by_name
 from spinup_tf.actor_critics import ACTOR_CRITICS
 from spinup_tf.numpy_policy import (NoMirror, check_mirror, NUMPY_ACTIVATIONS, dense_chain,
-                                    NumpyMLP)
-from spinup_tf.offpolicy import numpy_deterministic_actor
+                                    NumpyMLP, deterministic_actor)
 from spinup_tf.algos.sac import build_sac_graph, numpy_sac_actor
 
 OBS, ACT = 5, 3
@@ -23,7 +22,7 @@ def test_deterministic_actors_match_the_graph(name, low, high):
         x, a = placeholders(OBS, ACT)
         with tf.variable_scope('main'):
             pi = ACTOR_CRITICS[name](x, a, action_space=space)[0]
-        actor = numpy_deterministic_actor(x, 'main/pi', space.low, space.high)
+        actor = deterministic_actor(x, 'main/pi', space.low, space.high)
         sess = make_session()
         sess.run(tf.global_variables_initializer())
         # Non-trivial weights: the initial output bias is zero for most actors.
@@ -57,7 +56,7 @@ def test_a_network_without_a_numpy_twin_is_refused():
         with tf.variable_scope('main'):
             ACTOR_CRITICS['mlp_td3'](x, a, activation=tf.nn.crelu,
                                      action_space=Box(-1.0, 1.0, (ACT,)))
-        assert numpy_deterministic_actor(x, 'main/pi', -1.0, 1.0) is None
+        assert deterministic_actor(x, 'main/pi', -1.0, 1.0) is None
         with pytest.raises(NoMirror):
             dense_chain(x, 'nothing/here')
 

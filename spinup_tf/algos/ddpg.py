@@ -16,8 +16,8 @@ from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, pol
 from spinup_tf.actor_critics import resolve_actor_critic, mlp_ddpg_actor_critic
 from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
-                                 fused_path, plain_update_window,
-                                 numpy_deterministic_actor)
+                                 fused_path, plain_update_window)
+from spinup_tf.numpy_policy import deterministic_actor
 from spinup_tf.training import start_session
 
 
@@ -146,7 +146,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
                              gamma, polyak, pi_lr, q_lr)
 
         # Experience buffer (in numpy, or in the graph with the fused update window)
-        actor = numpy_deterministic_actor(g.x_ph, 'main/pi', act_low, act_high) \
+        actor = deterministic_actor(g.x_ph, 'main/pi', act_low, act_high) \
             if fused else None
         replay_buffer, window = build_replay(
             fused, obs_dim, act_dim, replay_size, batch_size, g.update_step,
