@@ -14,29 +14,41 @@ updates dominate the wall time. Here one ``sess.run`` per window
    last update (for the numpy actor).
 
 The step function decides the order of its train ops with control dependencies; the loop
-makes each iteration wait for the previous one's ops.
+makes each iteration wait for the previous one's ops. An iteration may hold several
+consecutive updates (``chunk``): :func:`actor_critic_updates` builds DDPG's and TD3's so
+that the parts of neighbouring updates that touch different variables overlap on the two
+cores (the next Q step's forward pass runs beside the policy step), with every variable's
+reads and writes in the sequential loop's order, hence the same results.
 """
 from types import SimpleNamespace
 
-from spinup_tf.tf1 import tf
+from spinup_tf.tf1 import tf, paired_vars, polyak_update_op
 from spinup_tf.graph_replay_buffer import sample_indices, gather_batch
 
 
-def build_update_window(buffer, batch_size, update_step, diagnostics, weights=(), sampler=None):
+def build_update_window(buffer, batch_size, update_steps, diagnostics, weights=(), sampler=None,
+                        chunk=1):
     """Build the fused window in the default graph.
 
     Args:
         buffer: the ``GraphReplayBuffer``.
         batch_size (int): transitions per update.
-        update_step: ``update_step(batch, j) -> (train_op, outputs)`` builds update ``j`` of
-            the window on ``batch = (obs1, obs2, acts, rews, done)`` tensors (``(batch,
-            obs_dim)``, ``(batch, obs_dim)``, ``(batch, act_dim)``, ``(batch,)``,
-            ``(batch,)``); ``train_op`` runs its train ops, ``outputs`` maps the names in
-            ``diagnostics`` to float32 tensors (their values once ``train_op`` has run).
+        update_steps: ``update_steps(batches, j) -> (train_op, outputs)`` builds
+            ``len(batches)`` consecutive updates, the first being update ``j`` of the window
+            (an int32 scalar tensor, a multiple of ``len(batches)``), each on its ``batch =
+            (obs1, obs2, acts, rews, done)`` tensors (``(batch, obs_dim)``, ``(batch,
+            obs_dim)``, ``(batch, act_dim)``, ``(batch,)``, ``(batch,)``). ``train_op`` runs
+            all their train ops; ``outputs`` is a list with one dict per update, mapping the
+            names in ``diagnostics`` to float32 tensors (their values once ``train_op`` ran).
         diagnostics: names of the per-update outputs to return.
         weights: variables whose values (after the window) are returned too.
-        sampler: ``sampler(j) -> (batch,)`` int32 slots; default :func:`sample_indices`
-            (tests pass fixed indices to compare with the plain path).
+        sampler: ``sampler(j) -> (batch,)`` int32 slots of update ``j``; default
+            :func:`sample_indices` (tests pass fixed indices to compare with the plain path).
+        chunk (int): updates per loop iteration. With more than one, the updates of an
+            iteration are built together, so that the algorithm can order them only where
+            they share variables and let independent parts of consecutive updates overlap
+            (e.g. the next Q step's forward pass with the policy step). A window of ``n``
+            updates runs ``n // chunk`` such iterations, then the rest one at a time.
 
     Returns:
         A namespace with ``n_updates_ph`` (scalar int32 placeholder), ``feed_list`` (the
@@ -49,25 +61,32 @@ def build_update_window(buffer, batch_size, update_step, diagnostics, weights=()
         def sampler(j):
             return sample_indices(buffer.valid_var, buffer.filled_ph, batch_size)
 
-    def body(j, *arrays):
-        batch = gather_batch(buffer, sampler(j), batch_size)
-        train_op, outputs = update_step(batch, j)
-        with tf.control_dependencies([train_op]):
-            written = [ta.write(j, tf.identity(outputs[name]))
-                       for ta, name in zip(arrays, diagnostics)]
-            return [j + 1] + written
+    def body_of(size):
+        def body(j, *arrays):
+            batches = [gather_batch(buffer, sampler(j + i), batch_size) for i in range(size)]
+            train_op, outputs = update_steps(batches, j)
+            with tf.control_dependencies([train_op]):
+                for i, out in enumerate(outputs):
+                    arrays = [ta.write(j + i, tf.identity(out[name]))
+                              for ta, name in zip(arrays, diagnostics)]
+                return [j + size] + list(arrays)
+        return body
+
+    def loop(size, start, arrays, name):
+        final = tf.while_loop(lambda j, *_: j + size <= n_updates_ph, body_of(size),
+                              [start] + arrays, parallel_iterations=1, name=name)
+        return (final, []) if not arrays else (final[0], list(final[1:]))  # one var comes bare
 
     with tf.name_scope('fused_window'):
         with tf.control_dependencies([buffer.write_op]):
-            j0 = tf.identity(tf.constant(0, tf.int32))
+            j = tf.identity(tf.constant(0, tf.int32))
         arrays = [tf.TensorArray(tf.float32, size=n_updates_ph, name=name)
                   for name in diagnostics]
-        final = tf.while_loop(lambda j, *_: j < n_updates_ph, body, [j0] + arrays,
-                              parallel_iterations=1, name='updates')
-        if not arrays:  # a single loop variable comes back bare
-            final = [final]
-        outputs = {name: ta.stack() for name, ta in zip(diagnostics, final[1:])}
-        with tf.control_dependencies([final[0]] + list(outputs.values())):
+        if chunk > 1:
+            j, arrays = loop(chunk, j, arrays, 'chunks')
+        j, arrays = loop(1, j, arrays, 'updates')
+        outputs = {name: ta.stack() for name, ta in zip(diagnostics, arrays)}
+        with tf.control_dependencies([j] + list(outputs.values())):
             weight_values = [v.read_value() for v in weights]
     return SimpleNamespace(n_updates_ph=n_updates_ph,
                            feed_list=list(buffer.stage_phs) + [buffer.filled_ph, n_updates_ph],
@@ -103,3 +122,77 @@ class FusedUpdater:
         self.on_outputs(dict(zip(self.names, values[:k])))
         if self.on_weights is not None and self.n_weights:
             self.on_weights(values[k:])
+
+
+def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
+                         policy_every=1):
+    """Consecutive actor-critic updates for :func:`build_update_window`'s ``update_steps``,
+    ordered only where they share variables.
+
+    Update ``j + i`` (on ``batches[i]``) is a Q step, then, when ``(j + i) % policy_every
+    == 0``, a policy step and the polyak update of all target networks, as in Spinning Up's
+    loop. Every read or write of a variable keeps its place in that order, so the results
+    are those of the sequential loop; parts that touch different variables may overlap:
+
+    * the target critics follow the main ones as soon as the Q step is done (the policy
+      step neither reads nor writes them), the target policy after the policy step;
+    * the next Q step's forward pass on the main networks only waits for the previous Q
+      step, so it runs while the policy step is still being computed; its target networks
+      wait for the targets, and its optimizer writes wait until the policy step and the
+      targets have read the Q weights.
+
+    Args:
+        batches: the updates' batch tensors (see ``build_update_window``).
+        j: int32 scalar tensor, the window index of the first update; a multiple of
+            ``len(batches)``, so that the policy steps fall on fixed positions when
+            ``len(batches)`` is a multiple of ``policy_every`` (else each is a ``tf.cond``).
+        q_step: ``q_step(batch, main_after, target_after, apply_after) -> (outputs,
+            train_q)``: the Q step, its main networks' reads after the ops ``main_after``,
+            its target networks' reads after ``target_after``, its optimizer's writes after
+            ``apply_after``; ``outputs`` is a dict of diagnostics.
+        policy_step: ``policy_step(batch) -> (loss_pi, train_pi)``.
+        polyak (float): the targets' interpolation factor (``tf1.polyak_update_op``).
+        critic_scopes: the critics' scopes under ``main``/``target`` (``('q1', 'q2')``); the
+            policy's is ``pi``.
+        policy_every (int): the policy step's delay (TD3's ``policy_delay``; 1 for DDPG).
+
+    Returns:
+        ``(train_op, outputs)``: ``outputs[i]`` is update ``i``'s dict with ``LossPi``
+        (0 where no policy step ran).
+    """
+    def policy_and_targets(batch):
+        critic_targets = [polyak_update_op(polyak, 'main/' + scope, 'target/' + scope)
+                          for scope in critic_scopes]
+        loss_pi, train_pi = policy_step(batch)
+        with tf.control_dependencies([train_pi]):
+            policy_target = polyak_update_op(polyak, 'main/pi', 'target/pi')
+        with tf.control_dependencies(critic_targets + [policy_target]):
+            return tf.identity(loss_pi)
+
+    covered = sum((paired_vars('main/' + scope, 'target/' + scope)
+                   for scope in ('pi',) + tuple(critic_scopes)), [])
+    if set(covered) != set(paired_vars('main', 'target')):
+        raise ValueError('the target update by parts (pi, %s) misses some of the target '
+                         'networks\' variables' % ', '.join(critic_scopes))
+
+    static = len(batches) % policy_every == 0
+    last_q, last_targets, outputs = None, None, []
+    for i, batch in enumerate(batches):
+        after_q = [last_q] if last_q is not None else []
+        after_targets = [last_targets] if last_targets is not None else []
+        out, train_q = q_step(batch, after_q, after_targets, after_targets)
+        if static and i % policy_every:
+            loss_pi = tf.constant(0.0)
+        else:
+            # The policy and the target critics read the new Q weights.
+            with tf.control_dependencies([train_q]):
+                if static:
+                    loss_pi = policy_and_targets(batch)
+                else:
+                    due = tf.equal(tf.math.floormod(j + i, policy_every), 0)
+                    loss_pi = tf.cond(due, lambda: policy_and_targets(batch),
+                                      lambda: tf.constant(0.0))
+            last_targets = loss_pi.op
+        outputs.append(dict(out, LossPi=loss_pi))
+        last_q = train_q
+    return tf.group(*[op for op in (last_q, last_targets) if op is not None]), outputs

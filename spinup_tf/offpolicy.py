@@ -55,14 +55,15 @@ def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epoch
     return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
 
 
-def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_step=None,
-                 diagnostics=(), actor=None):
+def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_steps=None,
+                 diagnostics=(), actor=None, chunk=1):
     """The replay buffer, and for the fused path its update window (in the default graph).
 
     Args:
         fused (bool): False: a numpy ``ReplayBuffer`` for Spinning Up's plain loop. True: a
-            ``GraphReplayBuffer`` and the fused window of ``update_step`` (see
-            ``spinup_tf.fused.build_update_window``) returning ``diagnostics``.
+            ``GraphReplayBuffer`` and the fused window of ``update_steps``, ``chunk`` updates
+            per loop iteration (see ``spinup_tf.fused.build_update_window``), returning
+            ``diagnostics``.
         actor: the numpy actor (``spinup_tf.numpy_policy``) or None; the window also
             returns the values of its ``variables``.
 
@@ -73,7 +74,8 @@ def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_step=N
         return ReplayBuffer(obs_dim, act_dim, replay_size), None
     buffer = GraphReplayBuffer(obs_dim, act_dim, replay_size)
     weights = actor.variables if actor is not None else []
-    window = build_update_window(buffer, batch_size, update_step, list(diagnostics), weights)
+    window = build_update_window(buffer, batch_size, update_steps, list(diagnostics), weights,
+                                 chunk=chunk)
     return buffer, window
 
 

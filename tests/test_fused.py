@@ -25,27 +25,29 @@ def _transitions(n, seed=0):
                float(rng.rand() < 0.1), t % 9 == 8)
 
 
-def _graph(algo, fused, idxs=None, policy_delay=2):
-    """Build ``algo`` (plain graph, plus the fused window reading ``idxs`` when ``fused``)."""
+def _graph(algo, fused, idxs=None, policy_delay=2, chunk=1, ac_kwargs=AC):
+    """Build ``algo`` (plain graph, plus the fused window reading ``idxs`` when ``fused``,
+    ``chunk`` updates per loop iteration)."""
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(7)
         if algo == 'td3':
-            g = build_td3_graph(OBS, ACT, SPACE, ac_kwargs=AC, target_noise=0.0)
-            step, names = (lambda b, j: g.update_step(b, j, policy_delay)), TD3_DIAGNOSTICS
+            g = build_td3_graph(OBS, ACT, SPACE, ac_kwargs=ac_kwargs, target_noise=0.0)
+            step, names = (lambda b, j: g.update_steps(b, j, policy_delay)), TD3_DIAGNOSTICS
         elif algo == 'ddpg':
-            g = build_ddpg_graph(OBS, ACT, SPACE, ac_kwargs=AC)
-            step, names = g.update_step, DDPG_DIAGNOSTICS
+            g = build_ddpg_graph(OBS, ACT, SPACE, ac_kwargs=ac_kwargs)
+            step, names = g.update_steps, DDPG_DIAGNOSTICS
         else:
             g = build_sac_graph(OBS, ACT, SPACE, ac_kwargs=AC, alpha='auto')
-            step, names = g.update_step, SAC_DIAGNOSTICS
+            step, names = g.update_steps, SAC_DIAGNOSTICS
         global_vars = [v.name for v in tf.global_variables()]
         window = buf = None
         if fused:
             buf = GraphReplayBuffer(OBS, ACT, SLOTS)
             fixed = tf.constant(idxs, tf.int32) if idxs is not None else None
             sampler = (lambda j: tf.gather(fixed, j)) if fixed is not None else None
-            window = build_update_window(buf, BATCH, step, names, sampler=sampler)
+            window = build_update_window(buf, BATCH, step, names, sampler=sampler,
+                                         chunk=chunk)
         sess = make_session(graph)
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         sess.run(g.target_init)
@@ -88,8 +90,15 @@ def _plain_window(algo, g, sess, batches, policy_delay=2):
     return {k: np.array(v) for k, v in out.items()}
 
 
-@pytest.mark.parametrize('algo', ['td3', 'ddpg'])
-def test_a_window_gives_the_plain_loops_parameters(algo):
+@pytest.mark.parametrize('algo,policy_delay,chunk,hidden', [
+    ('td3', 2, 1, 16),   # one update per iteration: the policy step is a tf.cond on j
+    ('td3', 2, 2, 16),   # pairs (Q, policy, targets; Q), overlapping, then a single update
+    ('td3', 2, 2, 256),  # ops long enough for a missing ordering to show up as a race
+    ('td3', 3, 2, 16),   # the delay does not divide the chunk: a tf.cond inside each pair
+    ('td3', 1, 3, 16),
+    ('ddpg', 1, 1, 16),
+    ('ddpg', 1, 2, 256)])
+def test_a_window_gives_the_plain_loops_parameters(algo, policy_delay, chunk, hidden):
     n_updates = 7  # odd: the policy step's delay must line up as in the plain loop
     np.random.seed(0)
     ref = ReplayBuffer(OBS, ACT, SLOTS)
@@ -98,11 +107,12 @@ def test_a_window_gives_the_plain_loops_parameters(algo):
         ref.store(*tr[:5], episode_end=tr[5])
     idxs = np.stack([ref.sample_indices(BATCH) for _ in range(n_updates)])
 
-    plain = _graph(algo, False)
+    ac_kwargs = dict(hidden_sizes=(hidden, hidden))
+    plain = _graph(algo, False, ac_kwargs=ac_kwargs)
     expected = _plain_window(algo, plain['g'], plain['sess'],
-                             [ref.sample_batch(idxs=i) for i in idxs])
+                             [ref.sample_batch(idxs=i) for i in idxs], policy_delay)
 
-    fused = _graph(algo, True, idxs)
+    fused = _graph(algo, True, idxs, policy_delay, chunk, ac_kwargs)
     got = {}
     updater = FusedUpdater(fused['sess'], fused['buf'], fused['window'], got.update)
     for tr in stream:
@@ -110,7 +120,7 @@ def test_a_window_gives_the_plain_loops_parameters(algo):
     updater(n_updates)
 
     if algo == 'td3':
-        got['LossPi'] = got['LossPi'][::2]
+        got['LossPi'] = got['LossPi'][::policy_delay]
     for key, value in expected.items():
         np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-6, err_msg=key)
     with plain['graph'].as_default():

@@ -18,6 +18,7 @@ from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
                                  fused_path, plain_update_window)
 from spinup_tf.numpy_policy import deterministic_actor
+from spinup_tf.fused import actor_critic_updates
 from spinup_tf.training import start_session
 
 
@@ -149,8 +150,8 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
         actor = deterministic_actor(g.x_ph, 'main/pi', act_low, act_high) \
             if fused else None
         replay_buffer, window = build_replay(
-            fused, obs_dim, act_dim, replay_size, batch_size, g.update_step,
-            ['LossQ', 'QVals', 'Backup', 'LossPi'], actor)
+            fused, obs_dim, act_dim, replay_size, batch_size, g.update_steps,
+            ['LossQ', 'QVals', 'Backup', 'LossPi'], actor, chunk=2)
 
         # Count variables
         var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q', 'main'])
@@ -246,22 +247,25 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update`` (alone),
     ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
 
-    ``update_step(batch, j)`` builds the same update again on batch tensors, with the same
-    variables and optimizers, for the fused window (``spinup_tf.fused``): the Q step, then
-    the policy step, then the target networks. It returns ``(train_op, outputs)`` with
-    ``outputs`` LossQ, QVals, Backup and LossPi.
+    ``update_steps(batches, j)`` builds the same updates again on batch tensors, with the
+    same variables and optimizers, for the fused window (``spinup_tf.fused``): for each
+    batch the Q step, then the policy step, then the target networks
+    (``fused.actor_critic_updates``). It returns ``(train_op, outputs)``, one dict per update
+    with LossQ, QVals, Backup and LossPi.
     """
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
 
-    def q_learning(x, x2, a, r, d, reuse):
-        """Main networks on (x, a), the backup and the Q loss."""
+    def q_learning(x, x2, a, r, d, reuse, main_after=(), target_after=()):
+        """Main networks on (x, a), the backup and the Q loss. The main and target networks
+        read their weights after the ops ``main_after`` and ``target_after`` (the fused
+        window's ordering; none in the plain graph)."""
         # Main outputs from computation graph
-        with tf.variable_scope('main', reuse=reuse):
+        with tf.control_dependencies(main_after), tf.variable_scope('main', reuse=reuse):
             pi, q, q_pi = actor_critic(x, a, **ac_kwargs)
 
         # Target networks
-        with tf.variable_scope('target', reuse=reuse):
+        with tf.control_dependencies(target_after), tf.variable_scope('target', reuse=reuse):
             # Note that the action placeholder going to actor_critic here is irrelevant,
             # because we only need q_targ(s, pi_targ(s)).
             pi_targ, _, q_pi_targ = actor_critic(x2, a, **ac_kwargs)
@@ -298,21 +302,23 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
         train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
-    def update_step(batch, j):
-        x, x2, a, r, d = batch
-        step = q_learning(x, x2, a, r, d, reuse=True)
-        train_q = q_optimizer.minimize(step.q_loss, var_list=q_vars)
-        # The policy step reads the Q weights after the Q step, as the plain loop's second
-        # sess.run does; the targets follow the policy step.
-        with tf.control_dependencies([train_q]):
+    def update_steps(batches, j):
+        def q_step(batch, main_after, target_after, apply_after):
+            x, x2, a, r, d = batch
+            step = q_learning(x, x2, a, r, d, True, main_after, target_after)
+            grads = q_optimizer.compute_gradients(step.q_loss, var_list=q_vars)
+            with tf.control_dependencies(apply_after):
+                train_q = q_optimizer.apply_gradients(grads)
+            return dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup), train_q
+
+        def policy_step(batch):
+            x, a = batch[0], batch[2]
             with tf.variable_scope('main', reuse=True):
                 _, _, q_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q_pi_j)
-            train_pi = pi_optimizer.minimize(loss_pi, var_list=pi_vars)
-        with tf.control_dependencies([train_pi]):
-            targets = polyak_update_op(polyak)
-        outputs = dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup, LossPi=loss_pi)
-        return targets, outputs
+            return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)
+
+        return actor_critic_updates(batches, j, q_step, policy_step, polyak, ('q',))
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'nets',

@@ -136,7 +136,7 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=dict(), seed=0,
         # Experience buffer (in numpy, or in the graph with the fused update window)
         actor, checks = numpy_sac_actor(g, act_low, act_high) if fused else (None, [])
         replay_buffer, window = build_replay(fused, obs_dim, act_dim, replay_size, batch_size,
-                                             g.update_step, DIAGNOSTICS, actor)
+                                             g.update_steps, DIAGNOSTICS, actor)
 
         # Count variables
         var_counts = tuple(count_vars(scope) for scope in
@@ -227,10 +227,10 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
     ``alpha='auto'``); ``step_ops`` = ``[pi_loss, q1_loss, q2_loss, q1, q2, logp_pi, alpha,``
     train ops chained policy → Q → target (→ temperature)``]``.
 
-    ``update_step(batch, j)`` builds the same step again on batch tensors, with the same
-    variables and optimizers, for the fused window (``spinup_tf.fused``); it returns
-    ``(train_op, outputs)`` with ``outputs`` named as the logger's diagnostics (LossPi,
-    LossQ1, LossQ2, Q1Vals, Q2Vals, LogPi, Alpha).
+    ``update_steps(batches, j)`` builds the same step again on each batch's tensors, one
+    after the other, with the same variables and optimizers, for the fused window
+    (``spinup_tf.fused``); it returns ``(train_op, outputs)``, one dict per step named as the
+    logger's diagnostics (LossPi, LossQ1, LossQ2, Q1Vals, Q2Vals, LogPi, Alpha).
     """
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
@@ -332,11 +332,15 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
     # Initializing targets to match main variables
     target_init = target_init_op()
 
-    def update_step(batch, j):
-        s = sac_step(*batch, reuse=True)
-        outputs = dict(LossPi=s.pi_loss, LossQ1=s.q1_loss, LossQ2=s.q2_loss, Q1Vals=s.q1,
-                       Q2Vals=s.q2, LogPi=s.logp_pi, Alpha=s.alpha_t)
-        return s.train_ops[-1], outputs
+    def update_steps(batches, j):
+        train_op, outputs = None, []
+        for batch in batches:  # each step after the previous one's train ops
+            with tf.control_dependencies([train_op] if train_op is not None else []):
+                s = sac_step(*batch, reuse=True)
+            outputs.append(dict(LossPi=s.pi_loss, LossQ1=s.q1_loss, LossQ2=s.q2_loss,
+                                Q1Vals=s.q1, Q2Vals=s.q2, LogPi=s.logp_pi, Alpha=s.alpha_t))
+            train_op = s.train_ops[-1]
+        return train_op, outputs
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'step',

@@ -16,6 +16,7 @@ from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
                                  fused_path, plain_update_window)
 from spinup_tf.numpy_policy import deterministic_actor
+from spinup_tf.fused import actor_critic_updates
 from spinup_tf.training import start_session
 
 
@@ -164,8 +165,8 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
                                           policy_space.high) if fused else None
         replay_buffer, window = build_replay(
             fused, obs_dim, act_dim, replay_size, batch_size,
-            lambda batch, j: g.update_step(batch, j, policy_delay, normalize_rewards),
-            DIAGNOSTICS, actor)
+            lambda batches, j: g.update_steps(batches, j, policy_delay, normalize_rewards),
+            DIAGNOSTICS, actor, chunk=max(policy_delay, 2))
 
         # Count variables
         n_pi, n_all = count_vars('main/pi'), count_vars('main')
@@ -241,11 +242,12 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     ``backup`` ``(batch,)``; the losses, ``train_pi_op``, ``train_q_op``, ``target_update``
     (alone), ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
 
-    ``update_step(batch, j, policy_delay, normalize_rewards)`` builds the same update again
-    on batch tensors, with the same variables and optimizers, for the fused window
-    (``spinup_tf.fused``): the Q step, then every ``policy_delay``-th ``j`` the policy step
-    and the target networks. It returns ``(train_op, outputs)`` with ``outputs`` LossQ,
-    Q1Vals, Q2Vals and LossPi (0 where the policy was not updated).
+    ``update_steps(batches, j, policy_delay, normalize_rewards)`` builds the same updates
+    again on batch tensors, with the same variables and optimizers, for the fused window
+    (``spinup_tf.fused``): for each batch the Q step, then every ``policy_delay``-th update
+    the policy step and the target networks (``fused.actor_critic_updates``). It returns
+    ``(train_op, outputs)``, one dict per update with LossQ, Q1Vals, Q2Vals and LossPi (0
+    where the policy was not updated).
     """
     act_low = np.asarray(action_space.low, dtype=np.float32)
     act_high = np.asarray(action_space.high, dtype=np.float32)
@@ -253,18 +255,20 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
     # Share information about action space with policy architecture
     ac_kwargs = dict(ac_kwargs, action_space=policy_space or action_space)
 
-    def q_learning(x, x2, a, r, d, reuse):
-        """Main Q values on (x, a) and the clipped double-Q backup: ``(batch,)`` each."""
+    def q_learning(x, x2, a, r, d, reuse, main_after=(), target_after=()):
+        """Main Q values on (x, a) and the clipped double-Q backup: ``(batch,)`` each. The
+        main and target networks read their weights after the ops ``main_after`` and
+        ``target_after`` (the fused window's ordering; none in the plain graph)."""
         # Main outputs from computation graph
-        with tf.variable_scope('main', reuse=reuse):
+        with tf.control_dependencies(main_after), tf.variable_scope('main', reuse=reuse):
             pi, q1, q2, q1_pi = actor_critic(x, a, **ac_kwargs)
 
         # Target policy network
-        with tf.variable_scope('target', reuse=reuse):
+        with tf.control_dependencies(target_after), tf.variable_scope('target', reuse=reuse):
             pi_targ, _, _, _ = actor_critic(x2, a, **ac_kwargs)
 
         # Target Q networks
-        with tf.variable_scope('target', reuse=True):
+        with tf.control_dependencies(target_after), tf.variable_scope('target', reuse=True):
             # Target policy smoothing, by adding clipped noise to target actions
             epsilon = tf.random_normal(tf.shape(pi_targ), stddev=target_noise)
             epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
@@ -314,30 +318,27 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
         train_pi_then_target = polyak_update_op(polyak)
     target_init = target_init_op()
 
-    def update_step(batch, j, policy_delay=2, normalize_rewards=False):
-        x, x2, a, r, d = batch
-        if normalize_rewards:
-            mean, var = tf.nn.moments(r, axes=[0])
-            r = (r - mean) / (tf.sqrt(var) + 1e-6)
-        step = q_learning(x, x2, a, r, d, reuse=True)
-        train_q = q_optimizer.minimize(step.q_loss, var_list=q_vars)
-        # The policy step reads the Q weights after the Q step, as the plain loop's second
-        # sess.run does.
-        with tf.control_dependencies([train_q]):
-            update_pi = tf.equal(tf.math.floormod(j, policy_delay), 0)
+    def update_steps(batches, j, policy_delay=2, normalize_rewards=False):
+        def q_step(batch, main_after, target_after, apply_after):
+            x, x2, a, r, d = batch
+            if normalize_rewards:
+                mean, var = tf.nn.moments(r, axes=[0])
+                r = (r - mean) / (tf.sqrt(var) + 1e-6)
+            step = q_learning(x, x2, a, r, d, True, main_after, target_after)
+            grads = q_optimizer.compute_gradients(step.q_loss, var_list=q_vars)
+            with tf.control_dependencies(apply_after):
+                train_q = q_optimizer.apply_gradients(grads)
+            return dict(LossQ=step.q_loss, Q1Vals=step.q1, Q2Vals=step.q2), train_q
 
-        def policy_then_targets():
+        def policy_step(batch):
+            x, a = batch[0], batch[2]
             with tf.variable_scope('main', reuse=True):
                 _, _, _, q1_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q1_pi_j)
-            with tf.control_dependencies([pi_optimizer.minimize(loss_pi, var_list=pi_vars)]):
-                targets = polyak_update_op(polyak)
-            with tf.control_dependencies([targets]):
-                return tf.identity(loss_pi)
+            return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)
 
-        loss_pi = tf.cond(update_pi, policy_then_targets, lambda: tf.constant(0.0))
-        outputs = dict(LossQ=step.q_loss, Q1Vals=step.q1, Q2Vals=step.q2, LossPi=loss_pi)
-        return tf.group(train_q, loss_pi), outputs
+        return actor_critic_updates(batches, j, q_step, policy_step, polyak, ('q1', 'q2'),
+                                    policy_delay)
 
     return SimpleNamespace(**{k: v for k, v in locals().items()
                               if k not in ('ac_kwargs', 'actor_critic', 'action_space',
