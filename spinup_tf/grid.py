@@ -816,8 +816,9 @@ def _run_ray(experiments, results, address, out):
             [PACKAGE_PARENT] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep)
                                 if p])
         env_vars = dict(THREAD_ENV, PYTHONPATH=pythonpath,
-                        TF_ENABLE_ONEDNN_OPTS=os.environ.get('TF_ENABLE_ONEDNN_OPTS', '0'),
                         TF_CPP_MIN_LOG_LEVEL=os.environ.get('TF_CPP_MIN_LOG_LEVEL', '2'))
+        if 'TF_ENABLE_ONEDNN_OPTS' in os.environ:  # the user's choice, if any, goes along
+            env_vars['TF_ENABLE_ONEDNN_OPTS'] = os.environ['TF_ENABLE_ONEDNN_OPTS']
         # max_calls=1: a fresh worker process per variant, as with the local backend.
         task = ray.remote(num_cpus=1, max_calls=1)(_ray_task).options(
             runtime_env={'env_vars': env_vars})

@@ -6,7 +6,6 @@ import sys
 import pytest
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')  # bit-identical reruns (see spinup_tf/tf1.py)
 os.environ.setdefault('MPLBACKEND', 'Agg')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
