@@ -13,10 +13,12 @@ Per (algo, env, path):
 
 * ``train``: a real training run at the algorithm's default config with ``fused=True`` or
   ``False``, 3 epochs, of which the second is timed (``Time`` column of ``progress.txt``,
-  epoch 2 minus epoch 1): the first holds graph warm-up (and, off-policy, the random
-  ``start_steps``), the third the final model save. Off-policy: ``steps_per_epoch=N``,
-  ``start_steps=update_after=N``, no test episodes, so epoch 2 is N steps of acting with
-  the policy plus N updates. On-policy: the default 4000 steps per epoch and one update.
+  epoch 2 minus epoch 1): the first holds the graph warm-up, the third the final model
+  save. Off-policy: ``steps_per_epoch=N``, ``start_steps=N``, ``update_after=N/2``, no test
+  episodes, so epoch 1 holds the random ``start_steps`` and the first update windows (the
+  first window's ``sess.run`` also optimises the graph: about 0.45 s for TD3), and epoch 2
+  is N steps of acting with the policy plus N updates, at steady state. On-policy: the
+  default 4000 steps per epoch and one update.
   Reported: env steps/s, the epoch's seconds, and (off-policy) updates/s.
 * ``update``: the update alone. Off-policy plain: the algorithm's own ``make_callable``
   steps on one fixed batch of 100 (TD3: Q step every update, policy and target step every
@@ -69,7 +71,7 @@ def measure_train(algo, env_id, fused, steps):
         kw = dict(epochs=3, fused=fused, logger_kwargs=dict(output_dir=osp.join(tmp, 'run'),
                                                             quiet=True))
         if algo in OFF_POLICY:
-            kw.update(steps_per_epoch=steps, start_steps=steps, update_after=steps,
+            kw.update(steps_per_epoch=steps, start_steps=steps, update_after=steps // 2,
                       num_test_episodes=0, save_freq=3)
         fn(EnvFn(env_id), **kw)
         times = read_times(osp.join(tmp, 'run', 'progress.txt'))
@@ -101,6 +103,7 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
+        chunk = 2  # as the algorithms build their windows (SAC: one step per iteration)
         if algo == 'td3':
             from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS
             g = build_td3_graph(obs_dim, act_dim, space)
@@ -111,9 +114,10 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
         else:
             from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS
             g = build_sac_graph(obs_dim, act_dim, space)
+            chunk = 1
         if fused:
             buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6))
-            win = build_update_window(buf, 100, g.update_step, DIAGNOSTICS)
+            win = build_update_window(buf, 100, g.update_steps, DIAGNOSTICS, chunk=chunk)
         sess = make_session(graph)
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         sess.run(g.target_init)
