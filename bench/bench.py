@@ -103,8 +103,9 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
-        chunk = 2  # as the algorithms build their windows (SAC: one step per iteration)
+        chunk = 1  # updates per loop iteration, as the algorithms build their windows
         if algo == 'td3':
+            chunk = 2
             from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS
             g = build_td3_graph(obs_dim, act_dim, space)
         elif algo == 'ddpg':
@@ -114,10 +115,10 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
         else:
             from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS
             g = build_sac_graph(obs_dim, act_dim, space)
-            chunk = 1
         if fused:
             buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6))
-            win = build_update_window(buf, 100, g.update_steps, DIAGNOSTICS, chunk=chunk)
+            steps = (lambda b, j: g.update_steps(b, j, 2)) if algo == 'td3' else g.update_steps
+            win = build_update_window(buf, 100, steps, DIAGNOSTICS, chunk=chunk)
         sess = make_session(graph)
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         sess.run(g.target_init)

@@ -14,11 +14,11 @@ updates dominate the wall time. Here one ``sess.run`` per window
    last update (for the numpy actor).
 
 The step function decides the order of its train ops with control dependencies; the loop
-makes each iteration wait for the previous one's ops. An iteration may hold several
-consecutive updates (``chunk``): :func:`actor_critic_updates` builds DDPG's and TD3's so
-that the parts of neighbouring updates that touch different variables overlap on the two
-cores (the next Q step's forward pass runs beside the policy step), with every variable's
-reads and writes in the sequential loop's order, hence the same results.
+makes each iteration wait for the previous one's ops. :func:`actor_critic_updates` builds
+DDPG's and TD3's updates so that their parts that touch different variables overlap on the
+two cores (the policy's forward pass beside the Q step; with two updates per iteration,
+``chunk=2`` as TD3 uses, the next Q step's forward pass beside the policy step), with every
+variable's reads and writes in the sequential loop's order, hence the same results.
 """
 from types import SimpleNamespace
 
@@ -136,6 +136,8 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
 
     * the target critics follow the main ones as soon as the Q step is done (the policy
       step neither reads nor writes them), the target policy after the policy step;
+    * the policy step's forward pass through the actor only waits for the previous policy
+      step, so it runs beside the Q step; the critic's part waits for the Q step;
     * the next Q step's forward pass on the main networks only waits for the previous Q
       step, so it runs while the policy step is still being computed; its target networks
       wait for the targets, and its optimizer writes wait until the policy step and the
@@ -150,7 +152,10 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
             train_q)``: the Q step, its main networks' reads after the ops ``main_after``,
             its target networks' reads after ``target_after``, its optimizer's writes after
             ``apply_after``; ``outputs`` is a dict of diagnostics.
-        policy_step: ``policy_step(batch) -> (loss_pi, train_pi)``.
+        policy_step: ``policy_step(batch, custom_getter) -> (loss_pi, train_pi)``, its main
+            networks built under ``tf.variable_scope('main', reuse=True,
+            custom_getter=custom_getter)`` (which orders their reads, see
+            :func:`reads_after`).
         polyak (float): the targets' interpolation factor (``tf1.polyak_update_op``).
         critic_scopes: the critics' scopes under ``main``/``target`` (``('q1', 'q2')``); the
             policy's is ``pi``.
@@ -160,10 +165,17 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
         ``(train_op, outputs)``: ``outputs[i]`` is update ``i``'s dict with ``LossPi``
         (0 where no policy step ran).
     """
-    def policy_and_targets(batch):
-        critic_targets = [polyak_update_op(polyak, 'main/' + scope, 'target/' + scope)
-                          for scope in critic_scopes]
-        loss_pi, train_pi = policy_step(batch)
+    def policy_and_targets(batch, train_q, policy_after):
+        # The target critics read the new Q weights. The policy step runs after
+        # ``policy_after`` (the previous policy step's writes, including its optimizer's
+        # beta powers, which its own Adam ops read); of its reads, those of the critics'
+        # weights also wait for the Q step.
+        with tf.control_dependencies([train_q]):
+            critic_targets = [polyak_update_op(polyak, 'main/' + scope, 'target/' + scope)
+                              for scope in critic_scopes]
+        with tf.control_dependencies(policy_after):
+            loss_pi, train_pi = policy_step(batch, reads_after(
+                [('main/pi', []), ('main', [train_q])]))
         with tf.control_dependencies([train_pi]):
             policy_target = polyak_update_op(polyak, 'main/pi', 'target/pi')
         with tf.control_dependencies(critic_targets + [policy_target]):
@@ -183,16 +195,37 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
         out, train_q = q_step(batch, after_q, after_targets, after_targets)
         if static and i % policy_every:
             loss_pi = tf.constant(0.0)
+        elif static:
+            # The policy's forward pass only needs the last policy step: it overlaps the Q step.
+            loss_pi = policy_and_targets(batch, train_q, after_targets)
         else:
-            # The policy and the target critics read the new Q weights.
             with tf.control_dependencies([train_q]):
-                if static:
-                    loss_pi = policy_and_targets(batch)
-                else:
-                    due = tf.equal(tf.math.floormod(j + i, policy_every), 0)
-                    loss_pi = tf.cond(due, lambda: policy_and_targets(batch),
-                                      lambda: tf.constant(0.0))
+                due = tf.equal(tf.math.floormod(j + i, policy_every), 0)
+                loss_pi = tf.cond(due, lambda: policy_and_targets(batch, train_q, [train_q]),
+                                  lambda: tf.constant(0.0))
+        if loss_pi.op.type != 'Const':
             last_targets = loss_pi.op
         outputs.append(dict(out, LossPi=loss_pi))
         last_q = train_q
     return tf.group(*[op for op in (last_q, last_targets) if op is not None]), outputs
+
+
+def reads_after(rules):
+    """A ``custom_getter`` for ``tf.variable_scope`` that orders variable reads by scope.
+
+    Args:
+        rules: ``[(scope, ops), ...]``; a variable under the first matching ``scope`` (full
+            name, e.g. ``'main/pi'``) is read after ``ops``. A variable that no rule
+            matches raises ``ValueError``: an unordered read could race with a write.
+
+    The getter returns the variable's value read under ``tf.control_dependencies(ops)``;
+    gradients still reach the variable through that read.
+    """
+    def ordered_getter(getter, name, *args, **kwargs):
+        var = getter(name, *args, **kwargs)
+        for scope, ops in rules:
+            if name == scope or name.startswith(scope + '/'):
+                with tf.control_dependencies(ops):
+                    return tf.identity(var)
+        raise ValueError('no read order for variable %s' % name)
+    return ordered_getter

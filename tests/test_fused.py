@@ -155,3 +155,29 @@ def test_sac_window_trains_every_network_and_temperature():
              zip(names, fused['values'], after) if '/' in n and not np.array_equal(a, b)}
     assert {'main/pi', 'main/q1', 'main/q2', 'target/pi', 'target/q1', 'target/q2',
             'alpha/log_alpha:0'} <= moved
+
+
+def test_reads_after_orders_reads_by_scope_and_refuses_unordered_ones():
+    from spinup_tf.fused import reads_after
+    from spinup_tf.tf1 import dense
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, (None, 3))
+        with tf.variable_scope('main'):
+            dense(x, 4, name='pi')
+            dense(x, 4, name='q')
+        first, second = tf.no_op(name='first'), tf.no_op(name='second')
+        getter = reads_after([('main/pi', [first]), ('main', [second])])
+        with tf.variable_scope('main', reuse=True, custom_getter=getter):
+            y_pi, y_q = dense(x, 4, name='pi'), dense(x, 4, name='q')
+
+        def read_deps(y):  # control inputs of the kernel's read feeding y's matmul
+            kernel_read = y.op.inputs[0].op.inputs[1].op.inputs[0].op  # MatMul <- Identity
+            assert kernel_read.type == 'ReadVariableOp'
+            return {op.name for op in kernel_read.control_inputs}
+        assert read_deps(y_pi) == {'first'} and read_deps(y_q) == {'second'}
+
+        strict = reads_after([('main/pi', [])])
+        with pytest.raises(ValueError, match='no read order for variable main/q'):
+            with tf.variable_scope('main', reuse=True, custom_getter=strict):
+                dense(x, 4, name='q')

@@ -151,7 +151,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             if fused else None
         replay_buffer, window = build_replay(
             fused, obs_dim, act_dim, replay_size, batch_size, g.update_steps,
-            ['LossQ', 'QVals', 'Backup', 'LossPi'], actor, chunk=2)
+            ['LossQ', 'QVals', 'Backup', 'LossPi'], actor)
 
         # Count variables
         var_counts = tuple(count_vars(scope) for scope in ['main/pi', 'main/q', 'main'])
@@ -311,9 +311,9 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
                 train_q = q_optimizer.apply_gradients(grads)
             return dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup), train_q
 
-        def policy_step(batch):
+        def policy_step(batch, custom_getter):
             x, a = batch[0], batch[2]
-            with tf.variable_scope('main', reuse=True):
+            with tf.variable_scope('main', reuse=True, custom_getter=custom_getter):
                 _, _, q_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q_pi_j)
             return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)

@@ -330,9 +330,9 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
                 train_q = q_optimizer.apply_gradients(grads)
             return dict(LossQ=step.q_loss, Q1Vals=step.q1, Q2Vals=step.q2), train_q
 
-        def policy_step(batch):
+        def policy_step(batch, custom_getter):
             x, a = batch[0], batch[2]
-            with tf.variable_scope('main', reuse=True):
+            with tf.variable_scope('main', reuse=True, custom_getter=custom_getter):
                 _, _, _, q1_pi_j = actor_critic(x, a, **ac_kwargs)
             loss_pi = -tf.reduce_mean(q1_pi_j)
             return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)
