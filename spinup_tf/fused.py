@@ -229,3 +229,11 @@ def reads_after(rules):
                     return tf.identity(var)
         raise ValueError('no read order for variable %s' % name)
     return ordered_getter
+
+
+def minimize_after(optimizer, loss, var_list, after):
+    """``optimizer.minimize(loss, var_list=var_list)`` whose writes (not its gradients) wait
+    for the ops ``after``."""
+    grads = optimizer.compute_gradients(loss, var_list=var_list)
+    with tf.control_dependencies(after):
+        return optimizer.apply_gradients(grads)

@@ -18,7 +18,7 @@ from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
                                  fused_path, plain_update_window)
 from spinup_tf.numpy_policy import deterministic_actor
-from spinup_tf.fused import actor_critic_updates
+from spinup_tf.fused import actor_critic_updates, minimize_after
 from spinup_tf.training import start_session
 
 
@@ -306,9 +306,7 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
         def q_step(batch, main_after, target_after, apply_after):
             x, x2, a, r, d = batch
             step = q_learning(x, x2, a, r, d, True, main_after, target_after)
-            grads = q_optimizer.compute_gradients(step.q_loss, var_list=q_vars)
-            with tf.control_dependencies(apply_after):
-                train_q = q_optimizer.apply_gradients(grads)
+            train_q = minimize_after(q_optimizer, step.q_loss, q_vars, apply_after)
             return dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup), train_q
 
         def policy_step(batch, custom_getter):
