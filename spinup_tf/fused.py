@@ -155,7 +155,7 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
         policy_step: ``policy_step(batch, custom_getter) -> (loss_pi, train_pi)``, its main
             networks built under ``tf.variable_scope('main', reuse=True,
             custom_getter=custom_getter)`` (which orders their reads, see
-            :func:`reads_after`).
+            :func:`reads_after`); DDPG's and TD3's is :func:`deterministic_policy_step`.
         polyak (float): the targets' interpolation factor (``tf1.polyak_update_op``).
         critic_scopes: the critics' scopes under ``main``/``target`` (``('q1', 'q2')``); the
             policy's is ``pi``.
@@ -193,21 +193,41 @@ def actor_critic_updates(batches, j, q_step, policy_step, polyak, critic_scopes,
         after_q = [last_q] if last_q is not None else []
         after_targets = [last_targets] if last_targets is not None else []
         out, train_q = q_step(batch, after_q, after_targets, after_targets)
-        if static and i % policy_every:
+        if static and i % policy_every:  # no policy step in this update
             loss_pi = tf.constant(0.0)
-        elif static:
-            # The policy's forward pass only needs the last policy step: it overlaps the Q step.
-            loss_pi = policy_and_targets(batch, train_q, after_targets)
         else:
-            with tf.control_dependencies([train_q]):
-                due = tf.equal(tf.math.floormod(j + i, policy_every), 0)
-                loss_pi = tf.cond(due, lambda: policy_and_targets(batch, train_q, [train_q]),
-                                  lambda: tf.constant(0.0))
-        if loss_pi.op.type != 'Const':
+            if static:
+                # The policy's forward pass only needs the last policy step: it overlaps the
+                # Q step.
+                loss_pi = policy_and_targets(batch, train_q, after_targets)
+            else:
+                with tf.control_dependencies([train_q]):
+                    due = tf.equal(tf.math.floormod(j + i, policy_every), 0)
+                    loss_pi = tf.cond(due, lambda: policy_and_targets(batch, train_q, [train_q]),
+                                      lambda: tf.constant(0.0))
             last_targets = loss_pi.op
         outputs.append(dict(out, LossPi=loss_pi))
         last_q = train_q
     return tf.group(*[op for op in (last_q, last_targets) if op is not None]), outputs
+
+
+
+def deterministic_policy_step(q_of_policy, optimizer, pi_vars):
+    """DDPG's and TD3's ``policy_step`` for :func:`actor_critic_updates`: one ``optimizer``
+    step on ``pi_vars`` minimising ``-mean Q(x, pi(x))`` over the batch's observations.
+
+    Args:
+        q_of_policy: ``q_of_policy(x, a) -> (batch,)`` the critic on the policy's actions,
+            built with the algorithm's actor-critic in the current (``main``) scope (``a`` is
+            the batch's actions, which the actor-critic takes but this output ignores).
+    """
+    def policy_step(batch, custom_getter):
+        x, a = batch[0], batch[2]
+        with tf.variable_scope('main', reuse=True, custom_getter=custom_getter):
+            q_pi = q_of_policy(x, a)
+        loss_pi = -tf.reduce_mean(q_pi)
+        return loss_pi, optimizer.minimize(loss_pi, var_list=pi_vars)
+    return policy_step
 
 
 def reads_after(rules):

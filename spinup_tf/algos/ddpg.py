@@ -18,7 +18,8 @@ from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
                                  fused_path, plain_update_window)
 from spinup_tf.numpy_policy import deterministic_actor
-from spinup_tf.fused import actor_critic_updates, minimize_after
+from spinup_tf.fused import (actor_critic_updates, deterministic_policy_step,
+                             minimize_after)
 from spinup_tf.training import start_session
 
 
@@ -309,13 +310,9 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
             train_q = minimize_after(q_optimizer, step.q_loss, q_vars, apply_after)
             return dict(LossQ=step.q_loss, QVals=step.q, Backup=step.backup), train_q
 
-        def policy_step(batch, custom_getter):
-            x, a = batch[0], batch[2]
-            with tf.variable_scope('main', reuse=True, custom_getter=custom_getter):
-                _, _, q_pi_j = actor_critic(x, a, **ac_kwargs)
-            loss_pi = -tf.reduce_mean(q_pi_j)
-            return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)
-
+        policy_step = deterministic_policy_step(
+            lambda x, a: actor_critic(x, a, **ac_kwargs)[2],  # (pi, q, q_pi)
+            pi_optimizer, pi_vars)
         return actor_critic_updates(batches, j, q_step, policy_step, polyak, ('q',))
 
     return SimpleNamespace(**{k: v for k, v in locals().items()

@@ -16,7 +16,8 @@ from spinup_tf.noise import exploration_noise
 from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
                                  fused_path, plain_update_window)
 from spinup_tf.numpy_policy import deterministic_actor
-from spinup_tf.fused import actor_critic_updates, minimize_after
+from spinup_tf.fused import (actor_critic_updates, deterministic_policy_step,
+                             minimize_after)
 from spinup_tf.training import start_session
 
 
@@ -328,13 +329,9 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
             train_q = minimize_after(q_optimizer, step.q_loss, q_vars, apply_after)
             return dict(LossQ=step.q_loss, Q1Vals=step.q1, Q2Vals=step.q2), train_q
 
-        def policy_step(batch, custom_getter):
-            x, a = batch[0], batch[2]
-            with tf.variable_scope('main', reuse=True, custom_getter=custom_getter):
-                _, _, _, q1_pi_j = actor_critic(x, a, **ac_kwargs)
-            loss_pi = -tf.reduce_mean(q1_pi_j)
-            return loss_pi, pi_optimizer.minimize(loss_pi, var_list=pi_vars)
-
+        policy_step = deterministic_policy_step(
+            lambda x, a: actor_critic(x, a, **ac_kwargs)[3],  # (pi, q1, q2, q1_pi)
+            pi_optimizer, pi_vars)
         return actor_critic_updates(batches, j, q_step, policy_step, polyak, ('q1', 'q2'),
                                     policy_delay)
 
