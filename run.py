@@ -12,5 +12,5 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 
 if __name__ == '__main__':
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from spinup_tf.cli import main
+    from spinup_tf.tools.cli import main
     sys.exit(main())

@@ -64,7 +64,7 @@ def read_times(path):
 
 
 def measure_train(algo, env_id, fused, steps):
-    from spinup_tf.envs import EnvFn
+    from spinup_tf.utils.envs import EnvFn
     from spinup_tf.algos import get_algo
     fn = get_algo(algo)
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +85,7 @@ def measure_train(algo, env_id, fused, steps):
 
 
 def _space_dims(env_id):
-    from spinup_tf.envs import EnvFn
+    from spinup_tf.utils.envs import EnvFn
     env = EnvFn(env_id)()
     try:
         return env.observation_space, env.action_space
@@ -95,9 +95,9 @@ def _space_dims(env_id):
 
 def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2):
     import numpy as np
-    from spinup_tf.tf1 import tf, make_session
-    from spinup_tf.graph_replay_buffer import GraphReplayBuffer
-    from spinup_tf.fused import build_update_window, FusedUpdater
+    from spinup_tf.utils.tf1 import tf, make_session
+    from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+    from spinup_tf.fast.window import build_update_window, FusedUpdater
     obs_space, space = _space_dims(env_id)
     obs_dim, act_dim = int(np.prod(obs_space.shape)), int(np.prod(space.shape))
     graph = tf.Graph()
@@ -172,7 +172,7 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
 def measure_update_trpo(algo, env_id, fused, n=4000, calls=5):
     import inspect
     import numpy as np
-    from spinup_tf.tf1 import tf, make_session
+    from spinup_tf.utils.tf1 import tf, make_session
     from spinup_tf.algos.trpo import build_trpo_graph, make_trpo_update
     obs_space, act_space = _space_dims(env_id)
     graph = tf.Graph()

@@ -7,7 +7,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from spinup_tf.plot import main  # noqa: E402
+from spinup_tf.tools.plot import main  # noqa: E402
 
 if __name__ == '__main__':
     sys.exit(main())

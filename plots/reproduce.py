@@ -78,7 +78,7 @@ def expected_epochs(algo, preset, env, budget_flags):
     """Number of epochs a run will have (from its flags, preset or defaults)."""
     if '--epochs' in budget_flags:
         return int(budget_flags[budget_flags.index('--epochs') + 1])
-    from spinup_tf.cli import resolve_defaults
+    from spinup_tf.tools.cli import resolve_defaults
     return resolve_defaults(algo, env, preset)['epochs']
 
 
@@ -126,7 +126,7 @@ def main(argv=None):
 
 
 def write_results(args, variants, seeds):
-    from spinup_tf.plot import find_runs, make_plots
+    from spinup_tf.tools.plot import find_runs, make_plots
     envs = []
     for _, _, env, _ in variants:
         if env not in envs:

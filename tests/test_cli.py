@@ -83,7 +83,7 @@ def test_algo_help_prints_docstring_and_flags():
 ])
 def test_bad_training_input(tmp_path, capsys, args, needle):
     # In-process for speed; main() is exactly what run.py calls.
-    from spinup_tf.cli import main
+    from spinup_tf.tools.cli import main
     code = main(args + ['--data_dir', str(tmp_path / 'data')])
     err = capsys.readouterr().err
     assert code == 2 and 'Traceback' not in err
@@ -150,7 +150,7 @@ def test_each_algorithm_runs_saves_and_reloads(tmp_path, args, keys):
 
 
 def _single_run_kwargs(args, tmp_path):
-    from spinup_tf.cli import build_runs
+    from spinup_tf.tools.cli import build_runs
     plan = build_runs(args[0], args[1:] + ['--data_dir', str(tmp_path)])
     assert len(plan.experiments) == 1
     return plan.experiments[0].kwargs
@@ -188,7 +188,7 @@ def test_preset_sets_env_and_kwargs_and_flags_override(tmp_path):
      'larger than the replay buffer'),
 ])
 def test_more_bad_input(tmp_path, capsys, args, needle):
-    from spinup_tf.cli import main
+    from spinup_tf.tools.cli import main
     code = main(args + ['--data_dir', str(tmp_path / 'data'), '--epochs', '1'])
     err = capsys.readouterr().err
     assert code == 2 and 'Traceback' not in err and needle in err, err

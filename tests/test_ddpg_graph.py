@@ -2,7 +2,7 @@
 import numpy as np
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import tf, get_trainable_vars, get_vars, make_session
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, get_vars, make_session
 from spinup_tf.algos.ddpg import build_ddpg_graph
 from test_td3_graph import _numpy_mlp, _batch, _feed, OBS_DIM, ACT_DIM, SPACE
 

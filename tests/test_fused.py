@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import tf, make_session
+from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS as TD3_DIAGNOSTICS
 from spinup_tf.algos.ddpg import build_ddpg_graph
 from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS as SAC_DIAGNOSTICS
-from spinup_tf.replay_buffer import ReplayBuffer
-from spinup_tf.graph_replay_buffer import GraphReplayBuffer, REPLAY_VARIABLES
-from spinup_tf.fused import build_update_window, FusedUpdater
+from spinup_tf.loops.replay_buffer import ReplayBuffer
+from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer, REPLAY_VARIABLES
+from spinup_tf.fast.window import build_update_window, FusedUpdater
 
 OBS, ACT, BATCH, SLOTS = 3, 2, 16, 64
 SPACE = Box(-2.0, 2.0, shape=(ACT,), dtype=np.float32)
@@ -158,8 +158,8 @@ def test_sac_window_trains_every_network_and_temperature():
 
 
 def test_reads_after_orders_reads_by_scope_and_refuses_unordered_ones():
-    from spinup_tf.fused import reads_after
-    from spinup_tf.tf1 import dense
+    from spinup_tf.fast.window import reads_after
+    from spinup_tf.utils.tf1 import dense
     graph = tf.Graph()
     with graph.as_default():
         x = tf.placeholder(tf.float32, (None, 3))

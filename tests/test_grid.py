@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from conftest import run_cli
-from spinup_tf.grid import (ExperimentGrid, VariantResult, final_performance, format_summary,
-                            physical_cores, valid_str)
+from spinup_tf.tools.grid import (ExperimentGrid, VariantResult, final_performance, format_summary,
+                                  physical_cores, valid_str)
 
 TINY = ['--epochs', '1', '--steps_per_epoch', '200', '--start_steps', '100', '--update_after',
         '100', '--num_test_episodes', '1', '--max_ep_len', '100']
@@ -175,7 +175,7 @@ def test_failed_variants_are_reported_and_the_others_complete(tmp_path, capsys, 
 
 
 def test_bad_launch_options(tmp_path, capsys, monkeypatch):
-    from spinup_tf.cli import main
+    from spinup_tf.tools.cli import main
 
     def one_error(args):
         code = main(['td3', '--env', 'Pendulum-v1', '--data_dir', str(tmp_path / 'd')] + args)
@@ -196,7 +196,7 @@ def test_bad_launch_options(tmp_path, capsys, monkeypatch):
 
 
 def test_cli_grid_names_keep_the_flag_values(tmp_path):
-    from spinup_tf.cli import build_runs
+    from spinup_tf.tools.cli import build_runs
     plan = build_runs('td3', ['--env', 'Pendulum-v1', 'MountainCarContinuous-v0', '--hid',
                               '[64,64]', '--pi_lr', '1e-3', '3e-4', '--act', 'relu', '--seed',
                               '0', '1', '--data_dir', str(tmp_path), '--workers', 'auto'])
@@ -218,7 +218,7 @@ def test_cli_grid_names_keep_the_flag_values(tmp_path):
 
 def test_in_process_grid_goes_on_after_a_variant_fails_at_run_time(tmp_path, capsys):
     # epochs=0 passes the flag checks but the algorithm refuses it when it starts.
-    from spinup_tf.cli import main
+    from spinup_tf.tools.cli import main
     code = main(['td3', '--env', 'Pendulum-v1', *TINY[2:], '--epochs', '0', '1', '--hid', '[8]',
                  '--data_dir', str(tmp_path)])
     captured = capsys.readouterr()

@@ -8,7 +8,7 @@ import csv
 
 import numpy as np
 
-from spinup_tf.envs import EnvFn
+from spinup_tf.utils.envs import EnvFn
 
 
 def _last_row(path):
@@ -72,7 +72,7 @@ def test_mountaincar_default_noise_leaves_the_do_nothing_optimum(tmp_path):
     policy reaches the flag (return > 50; doing nothing scores about 0, never reaching it
     below 0). Spinning Up's Gaussian 0.1 stays near 0 on this env (see README)."""
     from spinup_tf.algos.td3 import td3
-    from spinup_tf.presets import env_defaults
+    from spinup_tf.reproductions.presets import env_defaults
     d = env_defaults('td3', 'MountainCarContinuous-v0')
     td3(EnvFn('MountainCarContinuous-v0'), seed=0, ac_kwargs=dict(hidden_sizes=(64, 64)),
         steps_per_epoch=2000, epochs=4, start_steps=0, update_after=1000, num_test_episodes=2,

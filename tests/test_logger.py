@@ -6,8 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from spinup_tf.logx import EpochLogger, setup_logger_kwargs
-from spinup_tf.envs import EnvFn
+from spinup_tf.utils.logx import EpochLogger, setup_logger_kwargs
+from spinup_tf.utils.envs import EnvFn
 
 
 def _read(path):
@@ -71,8 +71,8 @@ def test_save_config_is_json_and_records_env_id(tmp_path):
 
 
 def test_saved_model_round_trip(tmp_path):
-    from spinup_tf.tf1 import tf, placeholder, mlp, make_session
-    from spinup_tf.test_policy import load_policy
+    from spinup_tf.utils.tf1 import tf, placeholder, mlp, make_session
+    from spinup_tf.tools.test_policy import load_policy
     graph = tf.Graph()
     with graph.as_default():
         x = placeholder(3)

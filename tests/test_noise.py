@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from spinup_tf.noise import (GaussianNoise, UniformBiasedNoise, OrnsteinUhlenbeckNoise,
-                             ColoredNoise, PinkNoise, make_noise, powerlaw_psd_gaussian,
-                             NOISE_KINDS)
+from spinup_tf.reproductions.noise import (GaussianNoise, UniformBiasedNoise,
+                                           OrnsteinUhlenbeckNoise, ColoredNoise, PinkNoise,
+                                           make_noise, powerlaw_psd_gaussian, NOISE_KINDS)
 
 
 def draw(noise, act_dim, steps):

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.tf1 import tf, make_session, get_trainable_vars, get_vars
-from spinup_tf.envs import EnvFn
+from spinup_tf.utils.tf1 import tf, make_session, get_trainable_vars, get_vars
+from spinup_tf.utils.envs import EnvFn
 from spinup_tf.algos.trpo import build_trpo_graph
 from spinup_tf.algos.ppo import build_ppo_graph, ppo_objective, ppo_policy_steps
-from spinup_tf.onpolicy import FusedOnPolicy, value_steps, policy_step_fns
-from spinup_tf.numpy_policy import NoMirror
-from spinup_tf.numpy_onpolicy import (actor_critic_layers, numpy_actor_critic,
-                                      check_actor_critic, make_numpy_actor_critic)
+from spinup_tf.loops.on_policy import FusedOnPolicy, value_steps, policy_step_fns
+from spinup_tf.fast.mirrors import NoMirror
+from spinup_tf.fast.onpolicy_mirrors import (actor_critic_layers, numpy_actor_critic,
+                                             check_actor_critic, make_numpy_actor_critic)
 
 OBS = Box(-np.inf, np.inf, (5,), np.float32)
 SPACES = {'categorical': Discrete(3), 'gaussian': Box(-1, 1, (2,), np.float32)}
@@ -286,7 +286,7 @@ def test_fused_trpo_same_seed_same_progress(tmp_path):
 
 def test_fused_mirror_is_pulled_after_restore(tmp_path, monkeypatch):
     """A resumed fused run acts with the checkpoint's weights, not the initial ones."""
-    from spinup_tf import numpy_onpolicy
+    from spinup_tf.fast import onpolicy_mirrors as numpy_onpolicy
     from spinup_tf.algos.trpo import trpo
     kwargs = dict(seed=3, steps_per_epoch=300, train_v_iters=5,
                   ac_kwargs=dict(hidden_sizes=(8,)))

@@ -4,9 +4,9 @@ import pytest
 from scipy.stats import ks_2samp
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import tf, make_session, placeholders, ACTIVATIONS, activation_by_name
-from spinup_tf.actor_critics import ACTOR_CRITICS
-from spinup_tf.numpy_policy import (NoMirror, check_mirror, NUMPY_ACTIVATIONS, dense_chain,
+from spinup_tf.utils.tf1 import tf, make_session, placeholders, ACTIVATIONS, activation_by_name
+from spinup_tf.reproductions.networks import ACTOR_CRITICS
+from spinup_tf.fast.mirrors import (NoMirror, check_mirror, NUMPY_ACTIVATIONS, dense_chain,
                                     NumpyMLP, deterministic_actor)
 from spinup_tf.algos.sac import build_sac_graph, numpy_sac_actor
 

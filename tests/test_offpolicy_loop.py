@@ -4,11 +4,11 @@ import gymnasium as gym
 from gymnasium.spaces import Box
 import pytest
 
-from spinup_tf.logx import EpochLogger
-from spinup_tf.offpolicy import run_off_policy, plain_update_window
-from spinup_tf.training import NonFiniteError, check_positive_ints
-from spinup_tf.envs import UserInputError
-from spinup_tf.replay_buffer import ReplayBuffer
+from spinup_tf.utils.logx import EpochLogger
+from spinup_tf.loops.off_policy import run_off_policy, plain_update_window
+from spinup_tf.utils.errors import NonFiniteError, check_positive_ints
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.loops.replay_buffer import ReplayBuffer
 
 
 class LineEnv(gym.Env):

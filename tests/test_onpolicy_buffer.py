@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from spinup_tf.onpolicy_buffer import GAEBuffer, discount_cumsum
+from spinup_tf.loops.gae_buffer import GAEBuffer, discount_cumsum
 
 
 def _loop_discount_cumsum(x, discount):

@@ -9,9 +9,9 @@ os.environ['MPLBACKEND'] = 'Agg'  # before anything imports matplotlib
 import numpy as np
 import pytest
 
-from spinup_tf import plot
-from spinup_tf.plot import (ProgressFileError, aggregate, find_runs, main, make_plots,
-                            performance_column, read_progress, smooth)
+from spinup_tf.tools import plot
+from spinup_tf.tools.plot import (ProgressFileError, aggregate, find_runs, main, make_plots,
+                                  performance_column, read_progress, smooth)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLUMNS = ['Epoch', 'AverageEpRet', 'StdEpRet', 'AverageTestEpRet', 'LossQ',
@@ -372,7 +372,7 @@ def test_script_runs_headless(tmp_path):
 
 
 def test_plot_module_does_not_import_tensorflow_or_pandas():
-    code = ('import sys, spinup_tf.plot; '
+    code = ('import sys, spinup_tf.tools.plot; '
             'sys.exit(any(m in sys.modules for m in ("tensorflow", "pandas", "seaborn")))')
     proc = subprocess.run([sys.executable, '-c', code], cwd=REPO, timeout=120)
     assert proc.returncode == 0

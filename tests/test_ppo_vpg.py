@@ -2,7 +2,7 @@
 import numpy as np
 import gymnasium as gym
 
-from spinup_tf.tf1 import tf, make_session
+from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.ppo import build_ppo_graph, ppo_policy_steps
 from spinup_tf.algos.vpg import build_vpg_graph
 

@@ -3,11 +3,11 @@ import numpy as np
 import gymnasium as gym
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import tf, get_trainable_vars, count_vars, make_session
-from spinup_tf.actor_critics import resolve_actor_critic
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars, make_session
+from spinup_tf.reproductions.networks import resolve_actor_critic
 from spinup_tf.algos.td3 import build_td3_graph, normalized
 from spinup_tf.algos.ddpg import build_ddpg_graph
-from spinup_tf.presets import PRESETS, get_preset, env_defaults
+from spinup_tf.reproductions.presets import PRESETS, get_preset, env_defaults
 from test_offpolicy_loop import _run, LineEnv
 
 OBS, ACT = 3, 1

@@ -10,8 +10,8 @@ import numpy as np
 import gymnasium as gym
 import pytest
 
-from spinup_tf.envs import EnvFn
-from spinup_tf.training import NonFiniteError
+from spinup_tf.utils.envs import EnvFn
+from spinup_tf.utils.errors import NonFiniteError
 
 OFF = dict(steps_per_epoch=300, epochs=2, start_steps=100, update_after=100, update_every=50,
            num_test_episodes=1, max_ep_len=100, ac_kwargs=dict(hidden_sizes=(16,)))
@@ -98,7 +98,7 @@ def test_checkpoint_resume_in_process(tmp_path, algo, env_id, kwargs):
 
 
 def test_replay_buffer_round_trips_through_a_checkpoint(tmp_path):
-    from spinup_tf.replay_buffer import ReplayBuffer
+    from spinup_tf.loops.replay_buffer import ReplayBuffer
     a = ReplayBuffer(2, 1, 10)
     for i in range(13):
         a.store([i, i], [i], i, [i + 1, i + 1], i % 2, episode_end=i % 5 == 4)
@@ -112,7 +112,7 @@ def test_replay_buffer_round_trips_through_a_checkpoint(tmp_path):
 
 
 def test_truncate_progress_drops_later_and_half_written_rows(tmp_path):
-    from spinup_tf.logx import EpochLogger
+    from spinup_tf.utils.logx import EpochLogger
     p = tmp_path / 'progress.txt'
     p.write_text('Epoch\tX\n1\t0.5\n2\t0.7\n3\t0.9\n4\t1.')
     logger = EpochLogger(output_dir=str(tmp_path), quiet=True, resume=True)

@@ -3,9 +3,9 @@ over the held transitions; the in-graph buffer holds exactly what the numpy one 
 import numpy as np
 import pytest
 
-from spinup_tf.tf1 import tf, make_session
-from spinup_tf.replay_buffer import ReplayBuffer
-from spinup_tf.graph_replay_buffer import GraphReplayBuffer, sample_indices, gather_batch
+from spinup_tf.utils.tf1 import tf, make_session
+from spinup_tf.loops.replay_buffer import ReplayBuffer
+from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer, sample_indices, gather_batch
 
 
 def _episodes(n_steps, rng, obs_dim=2, max_len=7):
@@ -148,7 +148,7 @@ def test_graph_buffer_keeps_no_copy_of_the_data_in_numpy():
 
 
 def test_a_checkpoint_in_the_old_layout_is_refused_clearly():
-    from spinup_tf.envs import UserInputError
+    from spinup_tf.utils.errors import UserInputError
     old = dict(obs1=np.zeros((3, 2)), obs2=np.zeros((3, 2)), acts=np.zeros((3, 1)),
                rews=np.zeros(3), done=np.zeros(3), ptr=np.array(3), size=np.array(3),
                max_size=np.array(10))

@@ -3,7 +3,7 @@ import numpy as np
 from gymnasium.spaces import Box
 from scipy.stats import norm
 
-from spinup_tf.tf1 import tf, get_trainable_vars, get_vars, make_session
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, get_vars, make_session
 from spinup_tf.algos.sac import build_sac_graph
 from test_td3_graph import _numpy_mlp
 

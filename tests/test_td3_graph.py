@@ -3,7 +3,7 @@ import numpy as np
 import gymnasium as gym
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import tf, get_trainable_vars, make_session
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, make_session
 from spinup_tf.algos.td3 import build_td3_graph
 
 OBS_DIM, ACT_DIM = 3, 2

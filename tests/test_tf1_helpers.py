@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from spinup_tf.tf1 import (tf, placeholder, mlp, dense, get_vars, get_trainable_vars,
-                           count_vars, paired_vars, polyak_update_op, target_init_op,
-                           make_session)
+from spinup_tf.utils.tf1 import (tf, placeholder, mlp, dense, get_vars, get_trainable_vars,
+                                 count_vars, paired_vars, polyak_update_op, target_init_op,
+                                 make_session)
 
 
 def _two_scopes():

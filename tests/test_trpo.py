@@ -2,10 +2,10 @@
 import numpy as np
 import gymnasium as gym
 
-from spinup_tf.tf1 import tf, make_session
+from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.trpo import build_trpo_graph
-from spinup_tf.natural_gradient import natural_gradient_step, backtracking_line_search
-from spinup_tf.onpolicy_buffer import GAEBuffer
+from spinup_tf.algos.natural_gradient import natural_gradient_step, backtracking_line_search
+from spinup_tf.loops.gae_buffer import GAEBuffer
 
 DELTA = 0.01
 

@@ -5,7 +5,7 @@ space check the command line runs before anything is written.
 """
 import importlib
 
-from spinup_tf.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
+from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
 
 
 def _deterministic_policy_spaces(env, algo):

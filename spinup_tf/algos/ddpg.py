@@ -2,7 +2,7 @@
 
 Read top to bottom: graph (placeholders, main/target networks, Bellman backup, losses,
 separate Adam train ops, polyak ops), session, the step functions, then the shared
-off-policy loop (``spinup_tf.offpolicy``). The seed-000 variant (all updates at the end of
+off-policy loop (``spinup_tf.loops.off_policy``). The seed-000 variant (all updates at the end of
 each trajectory, TensorBoard scalar summaries) is behind ``update_at_episode_end`` and
 ``tensorboard``.
 """
@@ -11,16 +11,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
-                           target_init_op)
-from spinup_tf.actor_critics import resolve_actor_critic, mlp_ddpg_actor_critic
-from spinup_tf.noise import exploration_noise
-from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
-                                 fused_path, plain_update_window)
-from spinup_tf.numpy_policy import deterministic_actor
-from spinup_tf.fused import (actor_critic_updates, deterministic_policy_step,
-                             minimize_after)
-from spinup_tf.training import start_session
+from spinup_tf.utils.tf1 import (tf, placeholders, get_trainable_vars, count_vars,
+                                 polyak_update_op, target_init_op)
+from spinup_tf.reproductions.networks import resolve_actor_critic
+from spinup_tf.algos.core import mlp_ddpg_actor_critic
+from spinup_tf.reproductions.noise import exploration_noise
+from spinup_tf.loops.off_policy import (setup_off_policy, run_off_policy, NoisyPolicy,
+                                        build_replay, fused_path, plain_update_window)
+from spinup_tf.fast.mirrors import deterministic_actor
+from spinup_tf.fast.window import actor_critic_updates, deterministic_policy_step, minimize_after
+from spinup_tf.loops.session import start_session
 
 
 def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
@@ -107,7 +107,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function (and the checkpoint a killed run resumes from).
 
-        noise (str): Exploration noise process (``spinup_tf.noise``): ``'gaussian'``
+        noise (str): Exploration noise process (``spinup_tf.reproductions.noise``): ``'gaussian'``
             (Spinning Up's, i.i.d.), ``'ou'`` (Ornstein-Uhlenbeck, theta 0.15), ``'pink'``
             (1/f coloured noise, one episode of ``max_ep_len`` steps at a time; correlated
             noise is what solves MountainCarContinuous) or ``'uniform'`` (the TD3 blog's
@@ -128,7 +128,7 @@ def ddpg(env_fn, actor_critic=mlp_ddpg_actor_critic, ac_kwargs=dict(), seed=0,
             last update) to ``<run folder>/tensorboard``.
 
         fused (bool): True (default): each update window runs as one ``sess.run`` (replay
-            buffer in the graph, batches drawn in-graph; ``spinup_tf.fused``) and the policy
+            buffer in the graph, batches drawn in-graph; ``spinup_tf.fast.window``) and the policy
             acts through a numpy copy of its weights, refreshed after every window. False:
             Spinning Up's loop, two ``sess.run`` calls per update and one per action.
     """
@@ -249,7 +249,7 @@ def build_ddpg_graph(obs_dim, act_dim, action_space, actor_critic=mlp_ddpg_actor
     ``train_pi_then_target`` (policy step, then targets) and ``target_init``.
 
     ``update_steps(batches, j)`` builds the same updates again on batch tensors, with the
-    same variables and optimizers, for the fused window (``spinup_tf.fused``): for each
+    same variables and optimizers, for the fused window (``spinup_tf.fast.window``): for each
     batch the Q step, then the policy step, then the target networks
     (``fused.actor_critic_updates``). It returns ``(train_op, outputs)``, one dict per update
     with LossQ, QVals, Backup and LossPi.

@@ -2,17 +2,17 @@
 
 Read top to bottom: graph (shared on-policy pieces, clipped surrogate objective, train ops),
 session, the update with early stopping on KL, then the shared on-policy loop
-(``spinup_tf.onpolicy``).
+(``spinup_tf.loops.on_policy``).
 """
 from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import tf, get_trainable_vars, count_vars
-from spinup_tf.distributions import mlp_actor_critic
-from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
-from spinup_tf.training import start_session
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars
+from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.loops.on_policy import (setup_on_policy, run_on_policy, build_policy_graph,
+                                       make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
+from spinup_tf.loops.session import start_session
 
 
 def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -28,7 +28,7 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
             action, ``a_ph``, and returns the outputs described in
-            :func:`spinup_tf.distributions.mlp_actor_critic`: ``pi`` (batch, act_dim) sampled
+            :func:`spinup_tf.algos.core.mlp_actor_critic`: ``pi`` (batch, act_dim) sampled
             actions, ``logp`` (batch,) log-likelihood of ``a_ph``, ``logp_pi`` (batch,) of
             ``pi``, ``info``/``info_phs``/``d_kl`` (unused by PPO) and ``v`` (batch,) values.
 
@@ -80,7 +80,7 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
             function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
             with numpy's seeded RNG), and run the ``train_pi_iters`` policy steps (with the
             same early stop on KL) and the ``train_v_iters`` value steps as one ``sess.run``
-            each (``spinup_tf.onpolicy.FusedOnPolicy``). False: Spinning Up's loop, one
+            each (``spinup_tf.loops.on_policy.FusedOnPolicy``). False: Spinning Up's loop, one
             ``sess.run`` per env step and per gradient step.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below

@@ -3,21 +3,20 @@
 Read top to bottom: graph (placeholders, squashed-Gaussian policy and twin Q functions in
 ``main``, target Q functions, entropy-regularised backup, losses, chained train ops, polyak
 ops, optional automatic temperature), session, the step functions, then the shared
-off-policy loop (``spinup_tf.offpolicy``).
+off-policy loop (``spinup_tf.loops.off_policy``).
 """
 from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
-                           target_init_op)
-from spinup_tf.distributions import mlp_sac_actor_critic, LOG_STD_MIN, LOG_STD_MAX
-from spinup_tf.envs import UserInputError
-from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, build_replay, fused_path,
-                                 plain_update_window)
-from spinup_tf.numpy_policy import (dense_chain, NoMirror, NumpyMLP,
-                                    SquashedGaussianActor)
-from spinup_tf.training import start_session
+from spinup_tf.utils.tf1 import (tf, placeholders, get_trainable_vars, count_vars,
+                                 polyak_update_op, target_init_op)
+from spinup_tf.algos.core import mlp_sac_actor_critic, LOG_STD_MIN, LOG_STD_MAX
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.loops.off_policy import (setup_off_policy, run_off_policy, build_replay, fused_path,
+                                        plain_update_window)
+from spinup_tf.fast.mirrors import dense_chain, NoMirror, NumpyMLP, SquashedGaussianActor
+from spinup_tf.loops.session import start_session
 
 
 def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=dict(), seed=0,
@@ -112,7 +111,7 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=dict(), seed=0,
             policy and value function.
 
         fused (bool): True (default): each update window runs as one ``sess.run`` (replay
-            buffer in the graph, batches drawn in-graph; ``spinup_tf.fused``) and the policy
+            buffer in the graph, batches drawn in-graph; ``spinup_tf.fast.window``) and the policy
             acts through a numpy copy of its weights (its noise from numpy's seeded RNG),
             refreshed after every window. False: Spinning Up's loop, one ``sess.run`` per
             update and one per action.
@@ -229,7 +228,7 @@ def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_c
 
     ``update_steps(batches, j)`` builds the same step again on each batch's tensors, one
     after the other, with the same variables and optimizers, for the fused window
-    (``spinup_tf.fused``); it returns ``(train_op, outputs)``, one dict per step named as the
+    (``spinup_tf.fast.window``); it returns ``(train_op, outputs)``, one dict per step named as the
     logger's diagnostics (LossPi, LossQ1, LossQ2, Q1Vals, Q2Vals, LogPi, Alpha).
     """
     # Share information about action space with policy architecture

@@ -2,23 +2,23 @@
 
 Read top to bottom: graph (placeholders, main/target networks, clipped double-Q backup,
 losses, train ops, polyak ops), session, the two step functions, then the shared off-policy
-loop (``spinup_tf.offpolicy``).
+loop (``spinup_tf.loops.off_policy``).
 """
 from types import SimpleNamespace
 
 import numpy as np
 from gymnasium.spaces import Box
 
-from spinup_tf.tf1 import (tf, placeholders, get_trainable_vars, count_vars, polyak_update_op,
-                           target_init_op)
-from spinup_tf.actor_critics import resolve_actor_critic, mlp_td3_actor_critic
-from spinup_tf.noise import exploration_noise
-from spinup_tf.offpolicy import (setup_off_policy, run_off_policy, NoisyPolicy, build_replay,
-                                 fused_path, plain_update_window)
-from spinup_tf.numpy_policy import deterministic_actor
-from spinup_tf.fused import (actor_critic_updates, deterministic_policy_step,
-                             minimize_after)
-from spinup_tf.training import start_session
+from spinup_tf.utils.tf1 import (tf, placeholders, get_trainable_vars, count_vars,
+                                 polyak_update_op, target_init_op)
+from spinup_tf.reproductions.networks import resolve_actor_critic
+from spinup_tf.algos.core import mlp_td3_actor_critic
+from spinup_tf.reproductions.noise import exploration_noise
+from spinup_tf.loops.off_policy import (setup_off_policy, run_off_policy, NoisyPolicy,
+                                        build_replay, fused_path, plain_update_window)
+from spinup_tf.fast.mirrors import deterministic_actor
+from spinup_tf.fast.window import actor_critic_updates, deterministic_policy_step, minimize_after
+from spinup_tf.loops.session import start_session
 
 
 def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
@@ -116,7 +116,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function (and the checkpoint a killed run resumes from).
 
-        noise (str): Exploration noise process (``spinup_tf.noise``): ``'gaussian'``
+        noise (str): Exploration noise process (``spinup_tf.reproductions.noise``): ``'gaussian'``
             (Spinning Up's, i.i.d.), ``'ou'`` (Ornstein-Uhlenbeck, theta 0.15), ``'pink'``
             (1/f coloured noise, one episode of ``max_ep_len`` steps at a time; correlated
             noise is what solves MountainCarContinuous) or ``'uniform'`` (the TD3 blog's
@@ -138,7 +138,7 @@ def td3(env_fn, actor_critic=mlp_td3_actor_critic, ac_kwargs=dict(), seed=0,
             action space. None (default) uses the action space.
 
         fused (bool): True (default): each update window runs as one ``sess.run`` (replay
-            buffer in the graph, batches drawn in-graph; ``spinup_tf.fused``) and the policy
+            buffer in the graph, batches drawn in-graph; ``spinup_tf.fast.window``) and the policy
             acts through a numpy copy of its weights, refreshed after every window. False:
             Spinning Up's loop, two ``sess.run`` calls per update and one per action.
     """
@@ -245,7 +245,7 @@ def build_td3_graph(obs_dim, act_dim, action_space, actor_critic=mlp_td3_actor_c
 
     ``update_steps(batches, j, policy_delay, normalize_rewards)`` builds the same updates
     again on batch tensors, with the same variables and optimizers, for the fused window
-    (``spinup_tf.fused``): for each batch the Q step, then every ``policy_delay``-th update
+    (``spinup_tf.fast.window``): for each batch the Q step, then every ``policy_delay``-th update
     the policy step and the target networks (``fused.actor_critic_updates``). It returns
     ``(train_op, outputs)``, one dict per update with LossQ, Q1Vals, Q2Vals and LossPi (0
     where the policy was not updated).

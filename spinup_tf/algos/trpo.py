@@ -4,21 +4,21 @@ Read top to bottom: graph (placeholders from the spaces, actor-critic, surrogate
 losses, the flat gradient, the KL Hessian-vector product, get/set of the flat policy
 parameters), session, the update (conjugate gradient, step size from the KL bound, backtracking
 line search for TRPO, the full step for NPG, value-function steps), then the shared on-policy
-loop (``spinup_tf.onpolicy``).
+loop (``spinup_tf.loops.on_policy``).
 """
 from types import SimpleNamespace
 
 import numpy as np
 
-from spinup_tf.tf1 import tf, get_trainable_vars, count_vars
-from spinup_tf.distributions import mlp_actor_critic
-from spinup_tf.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
-                                        assign_params_from_flat, natural_gradient_step,
-                                        backtracking_line_search)
-from spinup_tf.onpolicy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
-from spinup_tf.training import start_session
-from spinup_tf.envs import UserInputError
+from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars
+from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.algos.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
+                                              assign_params_from_flat, natural_gradient_step,
+                                              backtracking_line_search)
+from spinup_tf.loops.on_policy import (setup_on_policy, run_on_policy, build_policy_graph,
+                                       make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
+from spinup_tf.loops.session import start_session
+from spinup_tf.utils.errors import UserInputError
 
 
 def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -125,7 +125,7 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         fused (bool): True (default): act through a numpy mirror of the policy and value
             function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
             with numpy's seeded RNG), and run the ``train_v_iters`` value steps as one
-            ``sess.run`` (``spinup_tf.onpolicy.FusedOnPolicy``). False: Spinning Up's loop,
+            ``sess.run`` (``spinup_tf.loops.on_policy.FusedOnPolicy``). False: Spinning Up's loop,
             one ``sess.run`` per env step and per value step.
     """
     config = dict(locals())  # every hyperparameter, recorded in config.json below
@@ -275,7 +275,7 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
                      ac_kwargs=dict(), vf_lr=1e-3):
     """Build TRPO's graph in the default graph; returns its tensors and ops by name.
 
-    Everything of :func:`spinup_tf.onpolicy.build_policy_graph` (with the old policy's info
+    Everything of :func:`spinup_tf.loops.on_policy.build_policy_graph` (with the old policy's info
     placeholders, for the KL), plus ``pi_loss``, ``train_vf``, ``gradient`` the flat
     ``(n_pi,)`` gradient of ``pi_loss``, ``hvp`` the flat product of the KL Hessian with
     ``v_ph``, and ``get_pi_params`` / ``set_pi_params`` (from ``v_ph``) the flat policy

@@ -10,7 +10,7 @@ Two ways to act and train (the algorithms' ``fused`` flag):
   (:func:`policy_step_fns`), and one ``sess.run`` per value-function (and PPO policy)
   gradient step;
 * fused (``fused=True``, :class:`FusedOnPolicy`): the policy is fixed while an epoch is
-  collected, so a numpy mirror of it (``spinup_tf.numpy_onpolicy``), pulled once per epoch,
+  collected, so a numpy mirror of it (``spinup_tf.fast.onpolicy_mirrors``), pulled once per epoch,
   acts; and the ``train_v_iters`` value steps (and PPO's policy steps with their early stop
   on KL) run as one ``tf.while_loop`` in one ``sess.run``, with the same optimizers.
 
@@ -23,13 +23,14 @@ import time
 import numpy as np
 from gymnasium.spaces import Box
 
-from spinup_tf.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id_of
-from spinup_tf.logx import EpochLogger
-from spinup_tf.onpolicy_buffer import GAEBuffer
-from spinup_tf.tf1 import tf, placeholders, placeholder_from_space
-from spinup_tf.distributions import gaussian_likelihood
-from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints, check_stop
+from spinup_tf.utils.envs import seed_env, flat_obs_dim, check_discrete_or_box, env_id_of
+from spinup_tf.utils.logx import EpochLogger
+from spinup_tf.loops.gae_buffer import GAEBuffer
+from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space
+from spinup_tf.algos.core import gaussian_likelihood
+from spinup_tf.utils.checkpoint import Checkpointer
+from spinup_tf.utils.errors import check_finite, check_positive_ints
+from spinup_tf.utils.signals import check_stop
 
 
 def setup_on_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs):
@@ -282,7 +283,7 @@ def value_on_reads(g, layers, reads):
 
 def logp_on_reads(g, layers, reads):
     """``(batch,)`` log-likelihood of ``g.a_ph`` at ``g.x_ph`` rebuilt on ``reads``, with the
-    formulas of ``spinup_tf.distributions``' categorical and Gaussian policies."""
+    formulas of ``spinup_tf.algos.core``' categorical and Gaussian policies."""
     out = chain_on_reads(g.x_ph, layers.pi_layers, reads)
     if layers.kind == 'categorical':
         logp_all = tf.nn.log_softmax(out)
@@ -348,7 +349,7 @@ class FusedOnPolicy:
     """
 
     def __init__(self, g, action_space, v_optimizer, train_v_iters):
-        from spinup_tf.numpy_onpolicy import actor_critic_layers, NoMirror
+        from spinup_tf.fast.onpolicy_mirrors import actor_critic_layers, NoMirror
         self.g = g
         self.layers, self.reason = None, None
         self.v_loop = self.check_tensors = None
@@ -388,7 +389,7 @@ class FusedOnPolicy:
             callables and None when it cannot be mirrored), and whether the fused training
             loops may be used.
         """
-        from spinup_tf.numpy_onpolicy import numpy_actor_critic
+        from spinup_tf.fast.onpolicy_mirrors import numpy_actor_critic
         g = self.g
         if self.layers is None:
             logger.log('Fused path off (acting and training through the plain graph ops): %s'

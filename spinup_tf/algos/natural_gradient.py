@@ -8,7 +8,7 @@ numpy and take python callables, so they are tested without a graph.
 """
 import numpy as np
 
-from spinup_tf.tf1 import tf, EPS
+from spinup_tf.utils.tf1 import tf, EPS
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ Spinning Up's conventions:
 * ``--hid "[256,256]"`` and ``--act relu`` fill ``ac_kwargs`` (hidden sizes, activation);
 * ``--exp_name``, ``--data_dir`` (default ``./data``), ``--datestamp`` choose the run folder
   ``DATA_DIR/EXP_NAME/EXP_NAME_s{seed}/``;
-* several values after a flag make a grid (``--seed 0 10 20``; ``spinup_tf.grid``), run one
+* several values after a flag make a grid (``--seed 0 10 20``; ``spinup_tf.tools.grid``), run one
   variant after the other, or ``--workers N`` at once in separate processes, or as Ray tasks
   with ``--backend ray [--address ADDR]``; a summary table ends a grid run;
 * values are parsed with ``ast.literal_eval`` (never ``eval``); what does not parse is a string.
@@ -20,12 +20,13 @@ import signal
 import sys
 
 from spinup_tf.algos import ALGOS, check_spaces, get_algo
-from spinup_tf.envs import UserInputError, check_env_id, make_env
-from spinup_tf.training import Terminated, install_stop_handlers
-from spinup_tf.presets import (get_preset, env_defaults, describe_presets,
-                               describe_env_defaults)
-from spinup_tf.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
-                            run_experiments)
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.envs import check_env_id, make_env
+from spinup_tf.utils.signals import Terminated, install_stop_handlers
+from spinup_tf.reproductions.presets import (get_preset, env_defaults, describe_presets,
+                                             describe_env_defaults)
+from spinup_tf.tools.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
+                                  run_experiments)
 
 SUBCOMMANDS = ('plot', 'test_policy', 'resume')
 RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset')
@@ -75,15 +76,15 @@ def _dispatch(argv):
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd == 'plot':
-        from spinup_tf.plot import main as plot_main
+        from spinup_tf.tools.plot import main as plot_main
         return plot_main(rest)
     if cmd == 'test_policy':
-        from spinup_tf.test_policy import main as test_policy_main
+        from spinup_tf.tools.test_policy import main as test_policy_main
         return test_policy_main(rest)
     if cmd == 'resume':
         if len(rest) != 1 or rest[0].startswith('-'):
             raise UserInputError('usage: python run.py resume RUN_DIR')
-        from spinup_tf.resume import resume
+        from spinup_tf.tools.resume import resume
         install_stop_handlers()
         resume(rest[0])
         return 0
@@ -115,7 +116,7 @@ def _dispatch(argv):
 
 def algo_help(name):
     """Usage line, flags with defaults, and the algorithm's docstring."""
-    from spinup_tf.tf1 import ACTIVATIONS
+    from spinup_tf.utils.tf1 import ACTIVATIONS
     fn = get_algo(name)
     lines = ['usage: python run.py %s --env ENV_ID [--flag VALUE ...]' % name, '',
              'flags (defaults):']
@@ -173,7 +174,7 @@ def parse_value(token):
 
 
 def _activation(name):
-    from spinup_tf.tf1 import ACTIVATIONS, activation_by_name
+    from spinup_tf.utils.tf1 import ACTIVATIONS, activation_by_name
     if not isinstance(name, str) or name not in ACTIVATIONS:
         raise UserInputError('unknown activation %r; choose from %s'
                              % (name, ', '.join(ACTIVATIONS)))
@@ -244,7 +245,7 @@ def build_runs(name, tokens):
     ray importable), that no two variants share a folder and that no run folder already holds
     results.
     """
-    from spinup_tf.logx import PROGRESS_FILE
+    from spinup_tf.utils.logx import PROGRESS_FILE
     fn = get_algo(name)
     params = inspect.signature(fn).parameters
     flags = parse_flags(tokens)

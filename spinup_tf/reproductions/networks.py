@@ -1,95 +1,12 @@
-"""Actor-critic graph builders for the deterministic-policy algorithms (DDPG, TD3).
-
-Each builder is called inside a variable scope (``main`` or ``target``) and creates the
-sub-scopes ``pi`` and ``q`` (DDPG) or ``pi``, ``q1``, ``q2`` (TD3). The Q-of-policy output
-reuses the Q weights through ``variable_scope(..., reuse=True)``.
+"""The seed systems' networks, rebuilt as TF1 graphs (used by the presets in
+``spinup_tf.reproductions.presets``), and the registry of actor-critics by name.
 """
 import numpy as np
 
-from spinup_tf.tf1 import tf, mlp, dense
+from spinup_tf.utils.tf1 import tf, mlp, dense
+from spinup_tf.algos.core import scale_to_bounds, mlp_td3_actor_critic, mlp_ddpg_actor_critic
 
 
-def scale_to_bounds(squashed, action_space):
-    """Map ``squashed`` in ``[-1, 1]`` onto ``[low, high]`` per dimension.
-
-    For the usual symmetric space (``low = -high``) this is ``high * squashed``, as in
-    Spinning Up; unequal or asymmetric bounds are handled per dimension.
-
-    Args:
-        squashed: ``(batch, act_dim)`` tensor in ``[-1, 1]``.
-    Returns:
-        ``(batch, act_dim)`` tensor in ``[low, high]``.
-    """
-    low = np.asarray(action_space.low, dtype=np.float32)
-    high = np.asarray(action_space.high, dtype=np.float32)
-    center = (high + low) / 2.0
-    half_range = (high - low) / 2.0
-    if np.all(center == 0):
-        return half_range * squashed
-    return center + half_range * squashed
-
-
-def q_value(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu):
-    """``(batch,)`` Q estimate from an MLP on ``concat([x, a])``."""
-    return tf.squeeze(mlp(tf.concat([x, a], axis=-1), list(hidden_sizes) + [1], activation,
-                          None), axis=1)
-
-
-def _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space):
-    return scale_to_bounds(mlp(x, list(hidden_sizes) + [act_dim], activation,
-                               output_activation), action_space)
-
-
-def mlp_td3_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
-                         output_activation=tf.tanh, action_space=None):
-    """TD3's deterministic actor and twin critics.
-
-    ===========  ================  ======================================
-    Symbol       Shape             Description
-    ===========  ================  ======================================
-    ``pi``       (batch, act_dim)  | Deterministic action for states ``x``.
-    ``q1``       (batch,)          | First estimate of Q*(x, a).
-    ``q2``       (batch,)          | Second estimate of Q*(x, a).
-    ``q1_pi``    (batch,)          | q1(x, pi(x)), sharing q1's weights.
-    ===========  ================  ======================================
-    """
-    act_dim = a.shape.as_list()[-1]
-    with tf.variable_scope('pi'):
-        pi = _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space)
-    with tf.variable_scope('q1'):
-        q1 = q_value(x, a, hidden_sizes, activation)
-    with tf.variable_scope('q2'):
-        q2 = q_value(x, a, hidden_sizes, activation)
-    with tf.variable_scope('q1', reuse=True):
-        q1_pi = q_value(x, pi, hidden_sizes, activation)
-    return pi, q1, q2, q1_pi
-
-
-def mlp_ddpg_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
-                          output_activation=tf.tanh, action_space=None):
-    """DDPG's deterministic actor and critic.
-
-    ===========  ================  ======================================
-    Symbol       Shape             Description
-    ===========  ================  ======================================
-    ``pi``       (batch, act_dim)  | Deterministic action for states ``x``.
-    ``q``        (batch,)          | Estimate of Q*(x, a).
-    ``q_pi``     (batch,)          | q(x, pi(x)), sharing q's weights.
-    ===========  ================  ======================================
-    """
-    act_dim = a.shape.as_list()[-1]
-    with tf.variable_scope('pi'):
-        pi = _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space)
-    with tf.variable_scope('q'):
-        q = q_value(x, a, hidden_sizes, activation)
-    with tf.variable_scope('q', reuse=True):
-        q_pi = q_value(x, pi, hidden_sizes, activation)
-    return pi, q, q_pi
-
-
-# --------------------------------------------------------------------------------------------
-# The seed systems' networks, rebuilt (used by the presets in spinup_tf.presets)
-# --------------------------------------------------------------------------------------------
 def _torch_linear(x, units, activation=None, name='dense'):
     """A layer initialised as PyTorch's ``nn.Linear``: kernel and bias ~ U(±1/sqrt(fan_in))."""
     bound = 1.0 / np.sqrt(x.shape.as_list()[-1])
@@ -200,8 +117,9 @@ def resolve_actor_critic(actor_critic):
         return actor_critic
     name = str(actor_critic)
     for key, fn in ACTOR_CRITICS.items():
-        if name in (key, fn.__name__, fn.__module__ + '.' + fn.__name__):
+        # (a qualified name of an older layout, 'spinup_tf.actor_critics.udemy_...', matches)
+        if name in (key, fn.__name__) or name.rsplit('.', 1)[-1] == fn.__name__:
             return fn
-    from spinup_tf.envs import UserInputError
+    from spinup_tf.utils.errors import UserInputError
     raise UserInputError('unknown actor_critic %r; registered: %s'
                          % (name, ', '.join(ACTOR_CRITICS)))

@@ -46,7 +46,7 @@ RAY_MISSING = "backend 'ray' needs the optional 'ray' package: pip install -r re
 # one BLAS/OpenMP thread per variant; the TF sessions already use one intra-op thread.
 THREAD_ENV = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
               'TF_NUM_INTRAOP_THREADS': '1'}
-PACKAGE_PARENT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+PACKAGE_PARENT = osp.dirname(osp.dirname(osp.dirname(osp.abspath(__file__))))
 # Errors whose message says it all: shown without a traceback (as the command line does).
 _QUIET_ERRORS = ('UserInputError', 'NonFiniteError', 'FloatingPointError')
 
@@ -236,7 +236,7 @@ class ExperimentGrid:
 
     def print(self):
         """Print the parameters, their shorthands and values, and the number of variants."""
-        from spinup_tf.logx import colorize, convert_json
+        from spinup_tf.utils.logx import colorize, convert_json
         print('=' * DIV_LINE_WIDTH)
         base_msg = 'ExperimentGrid %s runs over parameters:\n'
         name_insert = '[' + self._name + ']'
@@ -353,7 +353,7 @@ class ExperimentGrid:
         has them already) for ``data_dir/NAME/NAME_s{seed}``; an ``env_name`` value is turned
         into ``env_fn``. Raises ``ValueError`` when two variants would share a folder.
         """
-        from spinup_tf.logx import setup_logger_kwargs
+        from spinup_tf.utils.logx import setup_logger_kwargs
         if not (callable(thunk) or (isinstance(thunk, str) and thunk in self.keys)):
             raise TypeError('thunk must be a callable or the name of a grid key, got %r'
                             % (thunk,))
@@ -367,7 +367,7 @@ class ExperimentGrid:
             seed = var.pop('seed', 0)
             kwargs = dict(var, seed=seed)
             if 'env_name' in kwargs:
-                from spinup_tf.envs import EnvFn
+                from spinup_tf.utils.envs import EnvFn
                 kwargs['env_fn'] = EnvFn(kwargs.pop('env_name'))
             if 'logger_kwargs' not in kwargs:
                 kwargs['logger_kwargs'] = setup_logger_kwargs(exp_name, seed, data_dir,
@@ -477,7 +477,7 @@ def check_launch(workers, backend, address):
 
 
 def announce(experiments):
-    from spinup_tf.logx import colorize
+    from spinup_tf.utils.logx import colorize
     names = '\n'.join(e.label for e in experiments)
     print('\n%s\n\n%s\n\n%s' % (colorize('Preparing to run the following experiments...',
                                          color='green', bold=True), names,
@@ -598,7 +598,7 @@ def _worker_main(payload, out_conn, result_conn):
     try:
         thunk, kwargs = pickle.loads(payload)
         label = osp.basename(osp.normpath(kwargs.get('logger_kwargs', {}).get('output_dir', '')))
-        from spinup_tf.training import request_stop
+        from spinup_tf.utils.signals import request_stop
         signal.signal(signal.SIGTERM, request_stop)
         status, error = _call(thunk, kwargs, label)
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
 """Continue a killed or interrupted run from its folder: ``python run.py resume DIR``.
 
 The algorithm, its hyperparameters and the env id come from ``DIR/config.json``; the state
-comes from ``DIR/checkpoint/`` (see ``spinup_tf.checkpoint``). Progress rows are appended to
+comes from ``DIR/checkpoint/`` (see ``spinup_tf.utils.checkpoint``). Progress rows are appended to
 ``DIR/progress.txt`` after the rows the checkpoint covers.
 """
 import inspect
@@ -9,15 +9,16 @@ import json
 import os.path as osp
 
 from spinup_tf.algos import ALGOS, get_algo
-from spinup_tf.checkpoint import has_checkpoint
-from spinup_tf.envs import EnvFn, UserInputError
-from spinup_tf.logx import CONFIG_FILE
+from spinup_tf.utils.checkpoint import has_checkpoint
+from spinup_tf.utils.envs import EnvFn
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.logx import CONFIG_FILE
 
 
 
 def resume_kwargs(run_dir):
     """``(fn, kwargs)`` that continue the run in ``run_dir``."""
-    from spinup_tf.tf1 import activation_by_name
+    from spinup_tf.utils.tf1 import activation_by_name
     path = osp.join(run_dir, CONFIG_FILE)
     if not osp.isdir(run_dir):
         raise UserInputError('no such run folder: %s' % run_dir)
@@ -42,7 +43,7 @@ def resume_kwargs(run_dir):
         if key == 'actor_critic':
             if str(config[key]).endswith('.' + param.default.__name__):
                 continue  # the default
-            from spinup_tf.actor_critics import resolve_actor_critic
+            from spinup_tf.reproductions.networks import resolve_actor_critic
             try:
                 kwargs[key] = resolve_actor_critic(config[key])
             except UserInputError:

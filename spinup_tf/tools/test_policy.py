@@ -11,8 +11,9 @@ import sys
 
 import numpy as np
 
-from spinup_tf.envs import UserInputError, make_env
-from spinup_tf.logx import CONFIG_FILE, MODEL_DIR, MODEL_INFO_FILE
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.envs import make_env
+from spinup_tf.utils.logx import CONFIG_FILE, MODEL_DIR, MODEL_INFO_FILE
 
 
 def load_policy(fpath, itr=None, deterministic=True):
@@ -27,7 +28,7 @@ def load_policy(fpath, itr=None, deterministic=True):
         ``(get_action, sess)`` where ``get_action(o)`` maps an observation ``(obs_dim,)`` to an
         action.
     """
-    from spinup_tf.tf1 import tf
+    from spinup_tf.utils.tf1 import tf
     model_dir = osp.join(fpath, MODEL_DIR + ('%d' % itr if itr is not None else ''))
     info_path = osp.join(model_dir, MODEL_INFO_FILE)
     if not osp.isdir(model_dir):

@@ -2,7 +2,7 @@
 
 DDPG and TD3 learn a deterministic policy ``mu(s)``, so they explore by acting with
 ``clip(mu(s) + noise, act_low, act_high)`` during training (never at test time). The
-off-policy loop (:func:`spinup_tf.offpolicy.run_off_policy`) takes the noise as a callable
+off-policy loop (:func:`spinup_tf.loops.off_policy.run_off_policy`) takes the noise as a callable
 ``noise(act_dim) -> np.ndarray (act_dim,)`` and calls its ``reset()``, when it has one, at the
 start of every episode. Every process here is such a callable with a ``reset()`` (a no-op for
 the memoryless ones), so any of them can be passed as ``noise=``.
@@ -386,7 +386,7 @@ def make_noise(kind, scale, act_dim=None, **kwargs):
 def exploration_noise(kind, scale, act_dim, episode_len=1000):
     """The ``--noise`` flag of DDPG/TD3: ``make_noise`` with a ``UserInputError`` for an
     unknown kind, and pink noise generated one episode (``episode_len`` steps) at a time."""
-    from spinup_tf.envs import UserInputError
+    from spinup_tf.utils.errors import UserInputError
     try:
         kwargs = dict(horizon=int(episode_len)) if str(kind).lower() == 'pink' else {}
         return make_noise(kind, scale, act_dim, **kwargs)

@@ -22,8 +22,8 @@ variable's reads and writes in the sequential loop's order, hence the same resul
 """
 from types import SimpleNamespace
 
-from spinup_tf.tf1 import tf, paired_vars, polyak_update_op
-from spinup_tf.graph_replay_buffer import sample_indices, gather_batch
+from spinup_tf.utils.tf1 import tf, paired_vars, polyak_update_op
+from spinup_tf.fast.graph_replay_buffer import sample_indices, gather_batch
 
 
 def build_update_window(buffer, batch_size, update_steps, diagnostics, weights=(), sampler=None,

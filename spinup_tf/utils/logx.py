@@ -97,7 +97,7 @@ class Logger:
         output_fname (str): name of the progress file.
         exp_name (str): experiment name, recorded in ``config.json`` for the plotter.
         resume (bool): continue the run in ``output_dir`` from its checkpoint (see
-            ``spinup_tf.checkpoint``): progress rows are appended to the existing file, after
+            ``spinup_tf.utils.checkpoint``): progress rows are appended to the existing file, after
             ``truncate_progress`` dropped the rows the checkpoint does not cover.
         quiet (bool): print nothing (tests).
     """
@@ -169,7 +169,7 @@ class Logger:
             inputs (dict): name -> placeholder (e.g. ``{'x': x_ph, 'a': a_ph}``).
             outputs (dict): name -> tensor (e.g. ``{'pi': pi, 'q1': q1, 'q2': q2}``).
         """
-        from spinup_tf.tf1 import tf
+        from spinup_tf.utils.tf1 import tf
         with sess.graph.as_default():
             saver = tf.train.Saver(var_list=tf.global_variables(), max_to_keep=None,
                                    allow_empty=True)
@@ -206,7 +206,7 @@ class Logger:
         """
         if self._saver_info is None:
             raise RuntimeError('call setup_tf_saver before save_state')
-        from spinup_tf.tf1 import tf
+        from spinup_tf.utils.tf1 import tf
         info = self._saver_info
         fpath = osp.join(self.output_dir, MODEL_DIR + ('%d' % itr if itr is not None else ''))
         tmp = fpath + '.tmp'

@@ -1,7 +1,7 @@
 """A FIFO experience replay buffer for off-policy agents (DDPG, TD3, SAC), each observation
 stored once.
 
-Layout (shared with the in-graph buffer of ``spinup_tf.graph_replay_buffer``): ``N`` slots in
+Layout (shared with the in-graph buffer of ``spinup_tf.fast.graph_replay_buffer``): ``N`` slots in
 a ring. Slot ``i`` holds one transition's ``obs``, ``act``, ``rew`` and ``done``; its next
 observation is the ``obs`` of slot ``i + 1`` (mod ``N``). Storing a transition writes its
 ``obs2`` ahead into the next slot, which the following step of the same episode continues
@@ -15,7 +15,7 @@ separate ``obs`` and ``obs2`` arrays would take 169 MB.
 """
 import numpy as np
 
-from spinup_tf.envs import UserInputError
+from spinup_tf.utils.errors import UserInputError
 
 MIN_SLOTS = 4
 

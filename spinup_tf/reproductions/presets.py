@@ -7,7 +7,7 @@ the preset's value.
 """
 from collections import namedtuple
 
-from spinup_tf.envs import UserInputError
+from spinup_tf.utils.errors import UserInputError
 
 Preset = namedtuple('Preset', 'env kwargs reproduces quirks')
 

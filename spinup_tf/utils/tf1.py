@@ -20,7 +20,7 @@ import tensorflow.compat.v1 as tf
 
 tf.disable_eager_execution()
 # TF1's own while_loop/cond (Enter/Switch/Merge frames) rather than TF2's functional ones:
-# the fused update window (spinup_tf.fused) runs about 1.5x faster with them on a CPU.
+# the fused update window (spinup_tf.fast.window) runs about 1.5x faster with them on a CPU.
 tf.disable_control_flow_v2()
 tf.get_logger().setLevel('ERROR')  # deprecation notices of the v1 API we use on purpose
 
@@ -109,7 +109,7 @@ def dense(x, units, activation=None, name='dense', kernel_initializer=None,
     # bias_add rather than `+`: Grappler fuses MatMul + BiasAdd (+ activation) into one op.
     y = tf.nn.bias_add(tf.matmul(x, kernel), bias)
     out = activation(y) if activation is not None else y
-    # Recorded so that ``spinup_tf.numpy_policy`` can mirror a chain of layers in numpy.
+    # Recorded so that ``spinup_tf.fast.mirrors`` can mirror a chain of layers in numpy.
     tf.add_to_collection(DENSE_LAYERS, DenseLayer(x, out, kernel, bias, activation))
     return out
 
@@ -197,27 +197,44 @@ def target_init_op(main_scope='main', target_scope='target'):
                      for v_main, v_targ in paired_vars(main_scope, target_scope)])
 
 
-def polyak_update_op(polyak, main_scope='main', target_scope='target'):
+def polyak_update_op(polyak, main_scope='main', target_scope='target', before=None,
+                     after=None):
     """Polyak averaging of the target network towards the main one.
 
     .. math:: \\theta_{\\text{targ}} \\leftarrow \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
 
-    with :math:`\\rho` = ``polyak``; returned as a ``tf.group`` of ``tf.assign``.
+    with :math:`\\rho` = ``polyak``; returned as a ``tf.group`` of ``tf.assign``, one per
+    paired variable.
+
+    ``before(v_main, v_targ) -> ops`` and ``after(v_main, v_targ, assign)`` (both optional)
+    let an engine order each assign on its own (``spinup_tf.fast.ordering``); the op is the
+    same with or without them.
     """
-    return tf.group([tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
-                     for v_main, v_targ in paired_vars(main_scope, target_scope)])
+    assigns = []
+    for v_main, v_targ in paired_vars(main_scope, target_scope):
+        with tf.control_dependencies(before(v_main, v_targ) if before is not None else []):
+            assign = tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+        if after is not None:
+            after(v_main, v_targ, assign)
+        assigns.append(assign)
+    return tf.group(assigns)
 
 
 # --------------------------------------------------------------------------------------------
 # Session
 # --------------------------------------------------------------------------------------------
-def make_session(graph=None, intra_op_threads=1, inter_op_threads=2):
+def make_session(graph=None, intra_op_threads=None, inter_op_threads=None):
     """A ``tf.Session`` with thread settings that suit small networks on few cores.
 
     One intra-op thread keeps small matmuls cheap and makes float reductions run in a fixed
-    order, which is part of what makes seeded runs repeat exactly.
+    order, which is part of what makes seeded runs repeat exactly. Unset thread counts come
+    from ``spinup_tf.utils.threads.session_threads()``: the grid launcher's decision for this
+    run (``SPINUP_TF_THREADS``), else 1 intra-op and 2 inter-op threads.
     """
-    config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads,
-                            inter_op_parallelism_threads=inter_op_threads,
-                            allow_soft_placement=True)
+    from spinup_tf.utils.threads import session_threads
+    intra, inter = session_threads()
+    config = tf.ConfigProto(
+        intra_op_parallelism_threads=intra if intra_op_threads is None else intra_op_threads,
+        inter_op_parallelism_threads=inter if inter_op_threads is None else inter_op_threads,
+        allow_soft_placement=True)
     return tf.Session(graph=graph, config=config)

@@ -5,7 +5,7 @@ An action ``sess.run`` costs 150-370 us on a small network; the same MLP in nump
 (after each update window, or once per epoch on-policy) and evaluates the chain of dense
 layers in numpy.
 
-The chain is read from the graph itself: ``spinup_tf.tf1.dense`` records every layer it
+The chain is read from the graph itself: ``spinup_tf.utils.tf1.dense`` records every layer it
 builds (``DENSE_LAYERS``), and :func:`dense_chain` follows the layers of one variable scope
 from an input tensor to the end of the chain. :func:`check_mirror` compares a mirror with
 the graph on random inputs before it is used, so a network the mirror cannot reproduce
@@ -14,7 +14,7 @@ exactly is caught at start-up rather than trained on silently.
 import numpy as np
 from scipy.special import erf
 
-from spinup_tf.tf1 import tf, DENSE_LAYERS
+from spinup_tf.utils.tf1 import tf, DENSE_LAYERS
 
 
 class NoMirror(Exception):

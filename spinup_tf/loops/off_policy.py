@@ -2,7 +2,7 @@
 
 An algorithm builds its graph and session, then hands this loop three callables: ``act``
 (one observation to one action), ``explore`` (the training action) and ``update_window``
-(``n`` gradient steps: the fused in-graph window of ``spinup_tf.fused``, or
+(``n`` gradient steps: the fused in-graph window of ``spinup_tf.fast.window``, or
 :func:`plain_update_window`'s loop of ``sess.run`` calls), and the names of its
 diagnostics. The loop owns everything they have in common: uniform-random actions for
 the first ``start_steps``, exploration noise, gymnasium's terminated/truncated handling,
@@ -12,15 +12,16 @@ import time
 
 import numpy as np
 
-from spinup_tf.envs import (seed_env, flat_obs_dim, box_action_bounds, env_id_of,
-                            UserInputError)
-from spinup_tf.logx import EpochLogger
-from spinup_tf.checkpoint import Checkpointer
-from spinup_tf.training import check_finite, check_positive_ints, check_stop
-from spinup_tf.replay_buffer import ReplayBuffer, MIN_SLOTS
-from spinup_tf.graph_replay_buffer import GraphReplayBuffer
-from spinup_tf.fused import build_update_window, FusedUpdater
-from spinup_tf.numpy_policy import NoMirror, check_mirror
+from spinup_tf.utils.envs import seed_env, flat_obs_dim, box_action_bounds, env_id_of
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.logx import EpochLogger
+from spinup_tf.utils.checkpoint import Checkpointer
+from spinup_tf.utils.errors import check_finite, check_positive_ints
+from spinup_tf.utils.signals import check_stop
+from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
+from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+from spinup_tf.fast.window import build_update_window, FusedUpdater
+from spinup_tf.fast.mirrors import NoMirror, check_mirror
 
 
 def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
@@ -62,9 +63,9 @@ def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_steps=
     Args:
         fused (bool): False: a numpy ``ReplayBuffer`` for Spinning Up's plain loop. True: a
             ``GraphReplayBuffer`` and the fused window of ``update_steps``, ``chunk`` updates
-            per loop iteration (see ``spinup_tf.fused.build_update_window``), returning
+            per loop iteration (see ``spinup_tf.fast.window.build_update_window``), returning
             ``diagnostics``.
-        actor: the numpy actor (``spinup_tf.numpy_policy``) or None; the window also
+        actor: the numpy actor (``spinup_tf.fast.mirrors``) or None; the window also
             returns the values of its ``variables``.
 
     Returns:
@@ -166,7 +167,7 @@ def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update_wi
         save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
             (``KeyboardInterrupt``) it is called with ``None`` before the interrupt goes on.
 
-    A checkpoint (``spinup_tf.checkpoint``) is written after the log row of every
+    A checkpoint (``spinup_tf.utils.checkpoint``) is written after the log row of every
     ``save_freq``-th epoch and of the last one, and on Ctrl-C; with ``logger.resume`` the loop
     starts from it.
         session: closed, with the logger and both envs, when the loop ends for any reason.

@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.signal
 
-from spinup_tf.tf1 import EPS
+from spinup_tf.utils.tf1 import EPS
 
 
 def combined_shape(length, shape=None):

@@ -1,6 +1,6 @@
-"""The replay buffer inside the graph, for the fused update window (``spinup_tf.fused``).
+"""The replay buffer inside the graph, for the fused update window (``spinup_tf.fast.window``).
 
-Same ring layout as ``spinup_tf.replay_buffer`` (one observation per slot, next observation
+Same ring layout as ``spinup_tf.loops.replay_buffer`` (one observation per slot, next observation
 in the next slot, a stub slot per episode), but the arrays are non-trainable local variables:
 the numpy side keeps only the slot bookkeeping (``valid``, 1 byte per slot) and a small
 staging area for the steps since the last window. A window's ``sess.run`` first writes the
@@ -13,8 +13,8 @@ the saved model leave them out; the run's checkpoint stores the buffer through
 """
 import numpy as np
 
-from spinup_tf.tf1 import tf
-from spinup_tf.replay_buffer import RingLayout
+from spinup_tf.utils.tf1 import tf
+from spinup_tf.loops.replay_buffer import RingLayout
 
 STAGE_ROWS = 4096
 REPLAY_VARIABLES = 'spinup_tf_replay_buffer'

@@ -8,9 +8,7 @@ import numpy as np
 import gymnasium as gym
 from gymnasium.spaces import Box, Discrete
 
-
-class UserInputError(ValueError):
-    """Bad input from the user (env id, flag, space). The CLI prints it as one line."""
+from spinup_tf.utils.errors import UserInputError
 
 
 class EnvFn:

@@ -4,7 +4,7 @@
 The policy does not change while an epoch is collected, so the loop pulls the weights of the
 policy and value networks once per epoch (one ``sess.run``) and evaluates them in numpy at
 every step: the same MLP chain, the same log-likelihood formulas as the graph
-(``spinup_tf.distributions``), and actions sampled with numpy's global RNG (seeded by the
+(``spinup_tf.algos.core``), and actions sampled with numpy's global RNG (seeded by the
 algorithm, saved and restored by checkpoints):
 
 * categorical: ``a ~ softmax(logits)`` by inverse CDF on one uniform draw,
@@ -14,7 +14,7 @@ algorithm, saved and restored by checkpoints):
   ``gaussian_likelihood``'s formula.
 
 :func:`actor_critic_layers` reads the networks' structure from the graph (the dense layers
-that ``spinup_tf.tf1.dense`` records); :func:`numpy_actor_critic` builds the mirror and checks
+that ``spinup_tf.utils.tf1.dense`` records); :func:`numpy_actor_critic` builds the mirror and checks
 it against the graph (distribution parameters, ``v`` and ``logp`` of given actions) before it
 is used, returning None when the actor-critic cannot be mirrored exactly.
 """
@@ -23,8 +23,8 @@ from types import SimpleNamespace
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.tf1 import EPS  # first: it sets TensorFlow's environment before the import
-from spinup_tf.numpy_policy import NoMirror, NumpyMLP, dense_chain, compare_to_graph
+from spinup_tf.utils.tf1 import EPS  # first: it sets TensorFlow's environment before the import
+from spinup_tf.fast.mirrors import NoMirror, NumpyMLP, dense_chain, compare_to_graph
 import tensorflow as tf2  # tf2.Variable: the base class of the graph's resource variables
 
 LOG_2PI = np.float32(np.log(2 * np.pi))
@@ -36,7 +36,7 @@ def actor_critic_layers(g, action_space):
 
     Args:
         g: the graph namespace (``x_ph``, ``info``, ...) of
-            :func:`spinup_tf.onpolicy.build_policy_graph`.
+            :func:`spinup_tf.loops.on_policy.build_policy_graph`.
         action_space: ``Discrete`` (categorical policy) or ``Box`` (diagonal Gaussian).
 
     Returns:
@@ -184,7 +184,7 @@ class NumpyGaussianPolicy:
 class NumpyActorCritic:
     """A numpy policy with its value function, pulled from the session in one ``sess.run``.
 
-    ``step(o) -> (a, v, logp, info)`` is what ``spinup_tf.onpolicy.run_on_policy`` expects of
+    ``step(o) -> (a, v, logp, info)`` is what ``spinup_tf.loops.on_policy.run_on_policy`` expects of
     one env step (``v`` a float32 scalar, ``info`` a list in sorted-key order);
     ``value(o)`` is :math:`V(o)`; ``value_batch(obs)`` maps ``(batch, obs_dim)`` to
     ``(batch,)``.

@@ -1,0 +1,37 @@
+"""Deferred handling of Ctrl-C / SIGTERM: the loops stop between two env steps."""
+import signal
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the run saves its model and a checkpoint, then stops."""
+
+
+_pending = {'signum': None}
+
+
+def request_stop(signum, frame=None):
+    """Signal handler: remember the request; the loop stops at its next safe point.
+
+    Raising from the handler itself could land inside TensorFlow's C++ code (a session run,
+    a checkpoint write) and was seen to crash the process; the loops call ``check_stop`` once
+    per environment step instead. A second signal before that stops at once.
+    """
+    if _pending['signum'] is not None:
+        _pending['signum'] = None
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    _pending['signum'] = signum
+
+
+def install_stop_handlers(sigint=True):
+    """Route SIGTERM (and SIGINT unless ``sigint=False``) to ``request_stop``."""
+    signal.signal(signal.SIGTERM, request_stop)
+    if sigint:
+        signal.signal(signal.SIGINT, request_stop)
+
+
+def check_stop():
+    """Raise ``KeyboardInterrupt`` (``Terminated`` for SIGTERM) if a stop was requested."""
+    signum = _pending['signum']
+    if signum is not None:
+        _pending['signum'] = None
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
