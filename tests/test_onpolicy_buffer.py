@@ -34,11 +34,37 @@ def test_discount_cumsum_matches_loop():
                                [1 + 0.5 * 2 + 0.25 * 3, 2 + 0.5 * 3, 3])
 
 
+def test_gae_and_returns_hand_computed():
+    """Two short paths with numbers worked out by hand (gamma = lam = 0.5, so gamma*lam =
+    0.25; every value is a dyadic fraction, exact in float32).
+
+    Path 1, cut with V(s_3) = 2: rewards 1, 2, 3; values 0.5, 1, 1.5.
+      deltas  d2 = 3 + 0.5*2 - 1.5 = 2.5,  d1 = 2 + 0.5*1.5 - 1 = 1.75,  d0 = 1 + 0.5*1 - 0.5 = 1
+      GAE     A2 = 2.5,  A1 = 1.75 + 0.25*2.5 = 2.375,  A0 = 1 + 0.25*2.375 = 1.59375
+      returns R2 = 3 + 0.5*2 = 4,  R1 = 2 + 0.5*4 = 4,  R0 = 1 + 0.5*4 = 3
+    Path 2, terminated (last_val 0): rewards 1, -1; values 2, 0.
+      deltas  d1 = -1 + 0 - 0 = -1,  d0 = 1 + 0.5*0 - 2 = -1
+      GAE     A1 = -1,  A0 = -1 + 0.25*(-1) = -1.25
+      returns R1 = -1,  R0 = 1 + 0.5*(-1) = 0.5
+    """
+    buf = GAEBuffer(1, None, 5, {}, gamma=0.5, lam=0.5)
+    for r, v in [(1, 0.5), (2, 1.0), (3, 1.5)]:
+        buf.store([0.0], 0, r, v, 0.0)
+    buf.finish_path(2.0)
+    for r, v in [(1, 2.0), (-1, 0.0)]:
+        buf.store([0.0], 0, r, v, 0.0)
+    buf.finish_path(0.0)
+    _, _, adv, ret, _ = buf.get(normalize_adv=False)
+    np.testing.assert_array_equal(adv, [1.59375, 2.375, 2.5, -1.25, -1.0])
+    np.testing.assert_array_equal(ret, [3.0, 4.0, 4.0, 0.5, -1.0])
+
+
 def _fill(buf, rng, lengths, last_vals, obs_dim=3, act_shape=(2,)):
+    """Store random paths; returns, per path, the rewards, values and last value it stored."""
     paths = []
     for T, last_val in zip(lengths, last_vals):
-        rews = rng.normal(size=T)
-        vals = rng.normal(size=T)
+        rews = rng.normal(size=T).astype(np.float32)
+        vals = rng.normal(size=T).astype(np.float32)
         for t in range(T):
             buf.store(rng.normal(size=obs_dim), rng.normal(size=act_shape), rews[t], vals[t],
                       -1.0, {'mu': np.full(act_shape, t, dtype=np.float32),
@@ -53,36 +79,58 @@ def test_gae_and_returns_match_loop():
     gamma, lam = 0.97, 0.9
     buf = GAEBuffer(3, 2, 12, {'mu': (2,), 'log_std': (2,)}, gamma=gamma, lam=lam)
     paths = _fill(buf, rng, lengths=[5, 4, 3], last_vals=[0.0, 1.7, -0.4])
-    obs, act, adv, ret, logp, log_std, mu = buf.get(normalize_adv=False)
+    adv, ret = buf.get(normalize_adv=False)[2:4]
     ref_adv = np.concatenate([_loop_gae(r, v, lv, gamma, lam)[0] for r, v, lv in paths])
     ref_ret = np.concatenate([_loop_gae(r, v, lv, gamma, lam)[1] for r, v, lv in paths])
     np.testing.assert_allclose(adv, ref_adv, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ret, ref_ret, rtol=1e-5, atol=1e-5)
-    assert obs.shape == (12, 3) and act.shape == (12, 2) and obs.dtype == np.float32
-    assert logp.shape == (12,) and np.all(logp == -1.0)
-    # info arrays come in sorted(info_shapes) order: log_std, mu
-    assert log_std.shape == (12, 2) and np.all(log_std == 0)
-    np.testing.assert_array_equal(mu[:5, 0], np.arange(5))
+
+
+def test_get_returns_each_field_row_aligned_in_sorted_info_order():
+    """Every stored field comes back in its own slot, row t holding step t: each step stores
+    values unique to its field and step, so a swapped field, a shifted row or a wrong info
+    order shows (sorted(info_shapes): log_std before mu)."""
+    buf = GAEBuffer(3, 2, 6, {'mu': (2,), 'log_std': (2,)})
+    for t in range(6):
+        buf.store(100 + t + np.arange(3) / 10, 200 + t + np.arange(2) / 10, 0.0, 0.0, -300 - t,
+                  {'mu': 400 + t + np.arange(2) / 10, 'log_std': -(500 + t + np.arange(2) / 10)})
+        if t in (2, 5):
+            buf.finish_path(0.0)
+    obs, act, adv, ret, logp, log_std, mu = buf.get(normalize_adv=False)
+    steps = np.arange(6)[:, None]
+    assert obs.shape == (6, 3) and obs.dtype == np.float32 and act.shape == (6, 2)
+    np.testing.assert_allclose(obs, 100 + steps + np.arange(3) / 10, rtol=1e-6)
+    np.testing.assert_allclose(act, 200 + steps + np.arange(2) / 10, rtol=1e-6)
+    np.testing.assert_allclose(logp, -300 - np.arange(6), rtol=1e-6)
+    np.testing.assert_allclose(mu, 400 + steps + np.arange(2) / 10, rtol=1e-6)
+    np.testing.assert_allclose(log_std, -(500 + steps + np.arange(2) / 10), rtol=1e-6)
 
 
 def test_gae_lambda_one_is_return_minus_value():
+    """With lam = 1 the advantage telescopes to (bootstrapped discounted return) - V(s_t);
+    both computed here with plain loops from the values the test generated."""
     rng = np.random.RandomState(2)
-    buf = GAEBuffer(3, 2, 6, {'mu': (2,), 'log_std': (2,)}, gamma=0.9, lam=1.0)
-    _fill(buf, rng, lengths=[6], last_vals=[0.5])
-    val = buf.val_buf.copy()
-    _, _, adv, ret, _, _, _ = buf.get(normalize_adv=False)
-    np.testing.assert_allclose(adv, ret - val, rtol=1e-5, atol=1e-5)
+    gamma, last_val = 0.9, 0.5
+    buf = GAEBuffer(3, 2, 6, {'mu': (2,), 'log_std': (2,)}, gamma=gamma, lam=1.0)
+    [(rews, vals, _)] = _fill(buf, rng, lengths=[6], last_vals=[last_val])
+    ref_ret = _loop_discount_cumsum(np.append(rews, last_val), gamma)[:-1]
+    adv = buf.get(normalize_adv=False)[2]
+    np.testing.assert_allclose(adv, ref_ret - vals, rtol=1e-5, atol=1e-5)
 
 
 def test_advantage_normalisation():
+    """get() normalises the loop-computed GAE advantages to mean 0, (population) std 1."""
     rng = np.random.RandomState(3)
+    gamma, lam = 0.99, 0.95  # GAEBuffer's defaults
     buf = GAEBuffer(3, 2, 10, {'mu': (2,), 'log_std': (2,)})
-    _fill(buf, rng, lengths=[6, 4], last_vals=[0.0, 0.3])
-    raw = buf.adv_buf.copy()
+    paths = _fill(buf, rng, lengths=[6, 4], last_vals=[0.0, 0.3])
+    raw = [a for r, v, lv in paths for a in _loop_gae(r, v, lv, gamma, lam)[0]]
+    mean = sum(raw) / len(raw)
+    std = (sum((a - mean) ** 2 for a in raw) / len(raw)) ** 0.5
     adv = buf.get()[2]
     assert adv.dtype == np.float32
+    np.testing.assert_allclose(adv, [(a - mean) / std for a in raw], rtol=1e-4, atol=1e-5)
     assert abs(adv.mean()) < 1e-6 and abs(adv.std() - 1) < 1e-5
-    np.testing.assert_allclose(adv, (raw - raw.mean()) / raw.std(), rtol=1e-4, atol=1e-5)
 
 
 def test_truncation_bootstraps_and_termination_does_not():
