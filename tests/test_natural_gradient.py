@@ -219,25 +219,54 @@ class _Synthetic:
         return self.kl(p), self.loss(p)
 
 
-def test_line_search_accepts_first_good_step():
-    p_old = np.array([1.0, -1.0, 0.5])
-    target = np.array([0.0, 0.0, 0.0])
-    full_step = 3.0 * (p_old - target)  # overshoots: new = old - coeff^j * full_step
-    env = _Synthetic(p_old, target, c=1.0)
-    max_kl, coeff, iters = 2.0, 0.8, 10
-    old_loss = env.loss(p_old)
-    expected = next(j for j in range(iters)
-                    if env.kl(p_old - coeff ** j * full_step) <= max_kl
-                    and env.loss(p_old - coeff ** j * full_step) <= old_loss)
-    assert expected > 0  # the first tries must fail for the test to mean something
+# A case worked out by hand. p_old = (3, -1), full_step = (-8, 8), backtrack_coeff = 0.5: try j
+# sets p_old - 0.5^j full_step = p_old + s (1, -1) with s = 8 * 0.5^j = 8, 4, 2, 1, ...
+# With KL = 0.25 ||p - p_old||^2 = s^2 / 2 and loss = 0.5 ||p - (4, -2)||^2 = (s - 1)^2
+# (old loss 1):
+#     j   params      s   KL    loss
+#     0   (11, -9)    8   32    49
+#     1   (7, -5)     4    8     9
+#     2   (5, -3)     2    2     1   <- loss ties the old loss (accepted: <=)
+#     3   (4, -2)     1   0.5    0
+# Every number is exact in binary floating point.
+_P_OLD, _FULL_STEP, _TARGET = np.array([3.0, -1.0]), np.array([-8.0, 8.0]), np.array([4.0, -2.0])
+_TRIES = [[11.0, -9.0], [7.0, -5.0], [5.0, -3.0], [4.0, -2.0]]
 
-    j, kl, loss = backtracking_line_search(env, p_old, full_step, max_kl, old_loss,
-                                           backtrack_iters=iters, backtrack_coeff=coeff)
-    assert j == expected
-    assert len(env.calls) == j + 1
-    np.testing.assert_allclose(env.params, p_old - coeff ** j * full_step)
-    assert kl <= max_kl and loss <= old_loss
-    assert kl == env.kl(env.params) and loss == env.loss(env.params)
+
+def test_line_search_hand_built_kl_bound_decides():
+    """max_kl = 1: j = 0, 1 fail both tests, j = 2 passes the loss test but not the KL
+    (2 > 1), j = 3 is the first accepted: params (4, -2), KL 0.5, loss 0."""
+    env = _Synthetic(_P_OLD, _TARGET, c=0.25)
+    j, kl, loss = backtracking_line_search(env, _P_OLD, _FULL_STEP, max_kl=1.0,
+                                           old_surrogate_loss=1.0, backtrack_iters=10,
+                                           backtrack_coeff=0.5)
+    assert (j, kl, loss) == (3, 0.5, 0.0)
+    np.testing.assert_array_equal(env.calls, _TRIES)
+    np.testing.assert_array_equal(env.params, [4.0, -2.0])
+
+
+def test_line_search_hand_built_loss_test_decides_and_ties_pass():
+    """max_kl = 100 (never binding here): j = 0, 1 raise the loss (49, 9 > 1); j = 2 ties the
+    old loss and is accepted: params (5, -3), KL 2, loss 1."""
+    env = _Synthetic(_P_OLD, _TARGET, c=0.25)
+    j, kl, loss = backtracking_line_search(env, _P_OLD, _FULL_STEP, max_kl=100.0,
+                                           old_surrogate_loss=1.0, backtrack_iters=10,
+                                           backtrack_coeff=0.5)
+    assert (j, kl, loss) == (2, 2.0, 1.0)
+    np.testing.assert_array_equal(env.calls, _TRIES[:3])
+    np.testing.assert_array_equal(env.params, [5.0, -3.0])
+
+
+def test_line_search_hand_built_runs_out_of_tries():
+    """max_kl = 1 with only 3 tries: j = 0, 1, 2 all fail, so the old params (3, -1) are set
+    again and reported with their own KL 0 and loss 1, and j = backtrack_iters = 3."""
+    env = _Synthetic(_P_OLD, _TARGET, c=0.25)
+    j, kl, loss = backtracking_line_search(env, _P_OLD, _FULL_STEP, max_kl=1.0,
+                                           old_surrogate_loss=1.0, backtrack_iters=3,
+                                           backtrack_coeff=0.5)
+    assert (j, kl, loss) == (3, 0.0, 1.0)
+    np.testing.assert_array_equal(env.calls, _TRIES[:3] + [[3.0, -1.0]])
+    np.testing.assert_array_equal(env.params, _P_OLD)
 
 
 def test_line_search_failure_restores_old_params():
