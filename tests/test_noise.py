@@ -188,17 +188,20 @@ def test_pink_reset_redraws_same_as_fresh_buffer():
     np.testing.assert_allclose(y, powerlaw_psd_gaussian(1.0, (2, 50)).T)
 
 
-def test_matches_pink_noise_rl_up_to_normalisation():
-    """Draw for draw, the package's output is ours times a constant (its sigma omits f=0)."""
-    cn = pytest.importorskip('pink.colorednoise')
+def test_matches_colorednoise_package_up_to_normalisation():
+    """Draw for draw, the ``colorednoise`` package's output (the reference implementation,
+    pinned in requirements.txt) is ours times a constant (its sigma omits f=0): even and odd
+    lengths, with and without a low-frequency cutoff."""
+    import colorednoise as cn
     for beta in (0.0, 1.0, 2.0):
-        np.random.seed(13)
-        ref = cn.powerlaw_psd_gaussian(beta, (3, 1000), rng=np.random)
-        np.random.seed(13)
-        ours = powerlaw_psd_gaussian(beta, (3, 1000))
-        ratio = ref / ours
-        np.testing.assert_allclose(ratio, ratio.flat[0], rtol=1e-9)
-        assert 1.0 <= ratio.flat[0] < 1.15
+        for size, fmin in (((3, 1000), 0.0), ((2, 999), 0.0), ((3, 1000), 0.05)):
+            ref = cn.powerlaw_psd_gaussian(beta, size, fmin=fmin,
+                                           random_state=np.random.RandomState(13))
+            np.random.seed(13)
+            ours = powerlaw_psd_gaussian(beta, size, fmin=fmin)
+            ratio = ref / ours
+            np.testing.assert_allclose(ratio, ratio.flat[0], rtol=1e-9)
+            assert 1.0 <= ratio.flat[0] < 1.15, (beta, size, fmin, ratio.flat[0])
 
 
 # ---------------------------------------------------------------------------------- factory
