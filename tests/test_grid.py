@@ -6,8 +6,10 @@ import sys
 import pytest
 
 from conftest import run_cli
-from spinup_tf.tools.grid import (ExperimentGrid, VariantResult, final_performance, format_summary,
-                                  physical_cores, valid_str)
+from spinup_tf.tools.grid import ExperimentGrid, valid_str
+from spinup_tf.tools.results import VariantResult, final_performance, format_summary
+from spinup_tf.utils import threads
+from spinup_tf.utils.threads import ALONE, ONE_CORE, Threads, decide, physical_cores
 
 TINY = ['--epochs', '1', '--steps_per_epoch', '200', '--start_steps', '100', '--update_after',
         '100', '--num_test_episodes', '1', '--max_ep_len', '100']
@@ -115,7 +117,6 @@ def test_experiments_seed_env_folder_and_duplicate_folders(tmp_path, capsys):
     with pytest.raises(ValueError, match='backend'):
         ExperimentGrid('w').run(dict, backend='mpi', data_dir=str(tmp_path))
     assert not list(tmp_path.iterdir())  # nothing ran, nothing written
-    assert physical_cores() >= 1
 
 
 def test_final_performance_and_summary_table(tmp_path):
@@ -132,6 +133,97 @@ def test_final_performance_and_summary_table(tmp_path):
         VariantResult('a_s1', 'a', 1, str(tmp_path / 'x'), 'failed', 'RuntimeError: boom')])
     assert '1 of 2 variants ok, 1 failed' in table
     assert 'a_s1: RuntimeError: boom' in table and '7.25' in table and str(run) in table
+
+
+# ------------------------------------------------------------------------------------------
+# Threads per run
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize('workers, cores, expected', [
+    (1, 1, ALONE), (1, 2, ALONE), (1, 16, ALONE),          # one run has the machine
+    (2, 2, ONE_CORE), (4, 2, ONE_CORE), (8, 8, ONE_CORE),  # the runs fill the cores
+    (3, 4, ONE_CORE),                                      # 4 // 3: one core each
+    (2, 4, Threads(1, 2, 2)), (3, 8, Threads(1, 2, 2)), (2, 16, Threads(1, 2, 8)),
+])
+def test_thread_decision(workers, cores, expected):
+    assert decide(workers, cores) == expected
+
+
+def test_thread_settings_reach_the_environment_and_the_session(monkeypatch):
+    assert (ALONE.intra_op, ALONE.inter_op, ALONE.blas) == (1, 2, None)
+    assert ONE_CORE.env() == {
+        'SPINUP_TF_THREADS': '1,1', 'TF_NUM_INTRAOP_THREADS': '1', 'TF_NUM_INTEROP_THREADS': '1',
+        'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1'}
+    assert 'OMP_NUM_THREADS' not in ALONE.env()  # one run alone: the libraries' defaults
+    assert threads.session_threads({}) == (1, 2)
+    assert threads.session_threads({'SPINUP_TF_THREADS': '1,1'}) == (1, 1)
+    for bad in ('1', 'a,b', '1,-1'):
+        with pytest.raises(ValueError, match='SPINUP_TF_THREADS'):
+            threads.session_threads({'SPINUP_TF_THREADS': bad})
+    with pytest.raises(ValueError):
+        decide(0, 2)
+    monkeypatch.setenv('OMP_NUM_THREADS', '7')
+    monkeypatch.delenv('SPINUP_TF_THREADS', raising=False)
+    with threads.applied(ONE_CORE):
+        assert os.environ['OMP_NUM_THREADS'] == '1' and os.environ['SPINUP_TF_THREADS'] == '1,1'
+        assert _session_threads() == (1, 1)
+    assert os.environ['OMP_NUM_THREADS'] == '7' and 'SPINUP_TF_THREADS' not in os.environ
+    assert _session_threads() == (1, 2)
+
+
+def _session_threads():
+    from spinup_tf.utils.tf1 import make_session
+    sess = make_session()
+    try:
+        return (sess._config.intra_op_parallelism_threads,
+                sess._config.inter_op_parallelism_threads)
+    finally:
+        sess.close()
+
+
+def test_physical_cores_is_capped_by_the_cpus_this_process_may_use(monkeypatch):
+    class FakePsutil:
+        @staticmethod
+        def cpu_count(logical=True):
+            return 8 if not logical else 16
+
+    monkeypatch.setitem(sys.modules, 'psutil', FakePsutil)
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: set(range(16)), raising=False)
+    assert physical_cores() == 8
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {0, 1, 2}, raising=False)
+    assert physical_cores() == 3
+    monkeypatch.setitem(sys.modules, 'psutil', None)  # no psutil: /proc/cpuinfo
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {0}, raising=False)
+    assert physical_cores() == 1
+
+
+def session_probe(seed, logger_kwargs):
+    """A stand-in for an algorithm: prints the thread settings its TF session gets."""
+    intra, inter = _session_threads()
+    print('probe: intra-op %d, inter-op %d, OMP %s' % (intra, inter,
+                                                       os.environ.get('OMP_NUM_THREADS')))
+
+
+@pytest.mark.parametrize('workers', [1, 2])
+def test_each_run_of_a_grid_gets_the_decided_threads(tmp_path, capsys, monkeypatch, workers):
+    from spinup_tf.tools import launch
+    monkeypatch.setattr(launch, 'physical_cores', lambda: 2)
+    monkeypatch.delenv('SPINUP_TF_THREADS', raising=False)
+    eg = ExperimentGrid('probe')
+    eg.add('seed', [0, 1])
+    results = eg.run(session_probe, data_dir=str(tmp_path), workers=workers)
+    out = capsys.readouterr().out
+    assert [r.status for r in results] == ['ok', 'ok']
+    if workers == 2:
+        assert out.count('[grid] threads: ') == 1
+        assert '[grid] threads: 2 runs at once on 2 cores: each run TF intra-op 1, ' \
+               'inter-op 1; OpenMP/BLAS 1' in out
+        for seed in (0, 1):  # in the worker processes
+            assert '[probe_s%d] probe: intra-op 1, inter-op 1, OMP 1' % seed in out
+    else:
+        assert '[grid] threads: 1 run at once on 2 cores: each run TF intra-op 1, ' \
+               'inter-op 2; OpenMP/BLAS default' in out
+        assert out.count('probe: intra-op 1, inter-op 2,') == 2  # here, in this process
+    assert 'SPINUP_TF_THREADS' not in os.environ
 
 
 # ------------------------------------------------------------------------------------------
@@ -152,7 +244,10 @@ def fake_algo(seed, logger_kwargs, mode='ok'):
 
 
 @pytest.mark.parametrize('workers', [1, 2])
-def test_failed_variants_are_reported_and_the_others_complete(tmp_path, capsys, workers):
+def test_failed_variants_are_reported_and_the_others_complete(tmp_path, capsys, monkeypatch,
+                                                              workers):
+    from spinup_tf.tools import launch
+    monkeypatch.setattr(launch, 'physical_cores', lambda: 2)  # 2 workers fill 2 cores
     eg = ExperimentGrid('fake')
     eg.add('mode', ['ok', 'raise', 'exit'] if workers > 1 else ['ok', 'raise'])
     eg.add('seed', [0, 1])
@@ -247,10 +342,15 @@ def test_four_variants_with_two_workers(tmp_path):
             _assert_complete(tmp_path / name / ('%s_s%d' % (name, seed)))
             assert '[%s_s%d] ' % (name, seed) in proc.stdout
     assert 'Grid summary: 4 of 4 variants ok' in proc.stdout
+    assert proc.stdout.count('[grid] threads: ') == 1
+    assert '[grid] threads: 2 runs at once on ' in proc.stdout
     summary = proc.stdout[proc.stdout.index('Grid summary'):]
     rows = [l.split() for l in summary.splitlines() if l.startswith('td3_Pendulum-v1_hid')]
-    assert len(rows) == 4 and all(r[1] == 'ok' and float(r[4]) < 0 for r in rows), summary
-    assert 'AverageTestEpRet' in summary
+    assert len(rows) == 4 and all(r[1] == 'ok' for r in rows), summary
+    for r in rows:  # the performance column is the run's last AverageTestEpRet
+        assert float(r[4]) == pytest.approx(final_performance(r[5])[0], abs=0.005)
+        assert final_performance(r[5])[1] == 'AverageTestEpRet'
+    assert 'performance: the last row\'s AverageTestEpRet of each progress.txt' in summary
 
 
 def test_ray_backend_on_a_local_instance(tmp_path):

@@ -25,8 +25,9 @@ from spinup_tf.utils.envs import check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
 from spinup_tf.reproductions.presets import (get_preset, env_defaults, describe_presets,
                                              describe_env_defaults)
-from spinup_tf.tools.grid import (BACKENDS, ExperimentGrid, RayStartError, announce, check_launch,
-                                  run_experiments)
+from spinup_tf.tools.grid import ExperimentGrid
+from spinup_tf.tools.launch import BACKENDS, announce, check_launch, run_experiments
+from spinup_tf.tools.ray_backend import RayStartError
 
 SUBCOMMANDS = ('plot', 'test_policy', 'resume')
 RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset')
