@@ -4,6 +4,7 @@ Each entry names the function (imported lazily, so ``run.py --help`` stays fast)
 space check the command line runs before anything is written.
 """
 import importlib
+import inspect
 
 from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
 
@@ -33,6 +34,23 @@ def get_algo(name):
     """The algorithm function registered as ``name``."""
     module, fn, _ = ALGOS[name]
     return getattr(importlib.import_module(module), fn)
+
+
+def parameters(name):
+    """The flags of algorithm ``name``: its signature's parameters (``inspect.Parameter``,
+    in order), then, for an algorithm taking ``**options``, its loop's ``OPTIONS``."""
+    fn = get_algo(name)
+    params = {}
+    for key, param in inspect.signature(fn).parameters.items():
+        if param.kind == param.VAR_KEYWORD:
+            loop = importlib.import_module(fn.__module__).__dict__.get('off_policy') or \
+                importlib.import_module(fn.__module__).__dict__.get('on_policy')
+            for opt, default in getattr(loop, 'OPTIONS', {}).items():
+                params[opt] = inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY,
+                                                default=default)
+        else:
+            params[key] = param
+    return params
 
 
 def check_spaces(name, env):

@@ -15,6 +15,9 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.utils.tf1 import tf, EPS, mlp, dense, placeholder
+# Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
+from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
+                                 target_init_op)
 
 
 # --------------------------------------------------------------------------------------------

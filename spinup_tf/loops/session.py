@@ -1,19 +1,80 @@
-"""Session start-up shared by every algorithm."""
+"""Spinning Up's preamble, written once for every algorithm: the envs, the checks that must
+pass before anything is written, the logger and ``config.json``, a seeded graph, and the
+session.
+
+Every algorithm starts with ``setup = Setup(...)`` (through its loop's ``Run``), builds its
+graph in ``setup.graph``, and ends with ``setup.start_session(...)`` inside its loop.
+"""
+import numpy as np
+
+from spinup_tf.utils.tf1 import tf, make_session
+from spinup_tf.utils.envs import env_id_of
+from spinup_tf.utils.logx import EpochLogger
 
 
-def start_session(graph, logger, inputs, outputs, init_ops=()):
-    """A session on ``graph`` with variables initialised, then ``init_ops`` run (e.g. copying
-    main into target).
+class Setup:
+    """Envs, checks, logger, config and a seeded graph.
 
-    Registers ``inputs``/``outputs`` for the SavedModel, then finalizes the graph: nothing
-    can add ops in the training loop (no silent graph growth).
+    Args:
+        algo (str): the algorithm's name (recorded in ``config.json``).
+        env_fn: makes one env; ``n_envs`` are made (training, and test for off-policy).
+        config (dict): every hyperparameter (the algorithm's ``locals()``), written to
+            ``config.json`` unless the run resumes.
+        check (callable): ``check(env)`` raises ``UserInputError`` for spaces or settings
+            the algorithm cannot handle (budgets among them); run before the run folder is
+            touched.
+        tensorboard (bool): mirror every progress column to TensorBoard
+            (``EpochLogger.enable_tensorboard``).
+
+    Attributes: ``envs`` (list), ``logger`` (``EpochLogger``), ``graph`` (with
+    ``tf.set_random_seed(seed)`` applied; numpy's global RNG is seeded too), ``seed``.
     """
-    from spinup_tf.utils.tf1 import tf, make_session
-    with graph.as_default():
-        sess = make_session(graph)
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        for op in init_ops:
-            sess.run(op)
-        logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
-    graph.finalize()
-    return sess
+
+    def __init__(self, algo, env_fn, config, check, n_envs=1, tensorboard=False):
+        self.envs = [env_fn() for _ in range(n_envs)]
+        try:
+            check(self.envs[0])
+        except Exception:
+            self.close_envs()
+            raise
+        logger_kwargs = config.get('logger_kwargs') or {}
+        self.logger = EpochLogger(**logger_kwargs)
+        if not self.logger.resume:  # a resumed run keeps the config it started with
+            self.logger.save_config(dict(config, algo=algo, env_id=env_id_of(self.envs[0])))
+        self.seed = config.get('seed', 0)
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            tf.set_random_seed(self.seed)
+        np.random.seed(self.seed)
+        if tensorboard:
+            self.logger.enable_tensorboard(self.graph)
+
+    def count_vars(self, scopes, names):
+        """Log ``Number of parameters: name: count ...`` for the trainable variables of each
+        scope (exact prefix), as Spinning Up does."""
+        from spinup_tf.utils.tf1 import count_vars
+        with self.graph.as_default():
+            counts = [count_vars(scope) for scope in scopes]
+        self.logger.log('\nNumber of parameters: \t' + ', \t'.join(
+            '%s: %d' % (name, n) for name, n in zip(names, counts)) + '\n')
+
+    def start_session(self, inputs, outputs, init_ops=()):
+        """A session on the graph with variables initialised, then ``init_ops`` run (e.g.
+        copying main into target).
+
+        Registers ``inputs``/``outputs`` for the SavedModel, then finalizes the graph:
+        nothing can add ops in the training loop (no silent graph growth).
+        """
+        with self.graph.as_default():
+            sess = make_session(self.graph)
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            for op in init_ops:
+                sess.run(op)
+            self.logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
+        self.graph.finalize()
+        self.session = sess
+        return sess
+
+    def close_envs(self):
+        for env in self.envs:
+            env.close()

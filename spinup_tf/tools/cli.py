@@ -19,7 +19,7 @@ import os.path as osp
 import signal
 import sys
 
-from spinup_tf.algos import ALGOS, check_spaces, get_algo
+from spinup_tf.algos import ALGOS, check_spaces, get_algo, parameters
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.utils.envs import check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
@@ -121,7 +121,7 @@ def algo_help(name):
     fn = get_algo(name)
     lines = ['usage: python run.py %s --env ENV_ID [--flag VALUE ...]' % name, '',
              'flags (defaults):']
-    for key, param in inspect.signature(fn).parameters.items():
+    for key, param in parameters(name).items():
         if key in NOT_FLAGS:
             continue
         lines.append('  --%-22s %r' % (key, param.default))
@@ -248,7 +248,7 @@ def build_runs(name, tokens):
     """
     from spinup_tf.utils.logx import PROGRESS_FILE
     fn = get_algo(name)
-    params = inspect.signature(fn).parameters
+    params = parameters(name)
     flags = parse_flags(tokens)
 
     preset = None
@@ -383,7 +383,7 @@ def _value_name(v):
 def resolve_defaults(name, env_id, preset=None):
     """The keyword arguments a run of ``name`` on ``env_id`` gets without other flags: the
     signature's defaults, then the preset's (or the per-env table's) values."""
-    params = inspect.signature(get_algo(name)).parameters
+    params = parameters(name)
     kwargs = {k: p.default for k, p in params.items() if k not in NOT_FLAGS}
     kwargs.update(get_preset(name, preset).kwargs if preset else env_defaults(name, env_id))
     return kwargs

@@ -8,7 +8,7 @@ import inspect
 import json
 import os.path as osp
 
-from spinup_tf.algos import ALGOS, get_algo
+from spinup_tf.algos import ALGOS, get_algo, parameters
 from spinup_tf.utils.checkpoint import has_checkpoint
 from spinup_tf.utils.envs import EnvFn
 from spinup_tf.utils.errors import UserInputError
@@ -35,7 +35,7 @@ def resume_kwargs(run_dir):
                              'nothing to resume' % run_dir)
     name = config['algo']
     fn = get_algo(name)
-    params = inspect.signature(fn).parameters
+    params = parameters(name)
     kwargs = {}
     for key, param in params.items():
         if key in ('env_fn', 'logger_kwargs') or key not in config:

@@ -264,6 +264,8 @@ class Logger:
         text += '\t'.join(map(_format_value, vals)) + '\n'
         self.output_file.write(text)
         self.output_file.flush()
+        if self._tensorboard is not None:
+            self._write_summaries(dict(zip(self.log_headers, vals)))
         self.log_current_row.clear()
         self.first_row = False
 
@@ -307,10 +309,33 @@ class Logger:
         self._append = True
 
     def close(self):
-        """Close the progress file."""
+        """Close the progress file (and the TensorBoard writer)."""
         if self.output_file is not None:
             self.output_file.close()
             self.output_file = None
+        if self._tensorboard is not None:
+            self._tensorboard.close()
+            self._tensorboard = None
+
+    # ---- TensorBoard ----------------------------------------------------------------------
+    _tensorboard = None
+
+    def enable_tensorboard(self, graph=None):
+        """Mirror every numeric column of every row to TensorBoard scalars in
+        ``<output_dir>/tensorboard/``, with ``TotalEnvInteracts`` (else ``Epoch``) as the step,
+        and write ``graph``. Any algorithm can switch it on (``--tensorboard True``)."""
+        from spinup_tf.utils.tf1 import tf
+        self._tensorboard = tf.summary.FileWriter(osp.join(self.output_dir, 'tensorboard'),
+                                                  graph)
+
+    def _write_summaries(self, row):
+        from spinup_tf.utils.tf1 import tf
+        step = row.get('TotalEnvInteracts', row.get('Epoch', 0))
+        values = [tf.Summary.Value(tag=key, simple_value=float(val)) for key, val in row.items()
+                  if isinstance(val, (int, float, np.integer, np.floating))
+                  and not isinstance(val, bool)]
+        self._tensorboard.add_summary(tf.Summary(value=values), int(step))
+        self._tensorboard.flush()
 
 
 def _format_value(val):

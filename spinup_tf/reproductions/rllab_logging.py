@@ -1,0 +1,41 @@
+"""rllab's progress columns (the MXNet DDPG seed, 002), as a logger-level feature.
+
+rllab logs ``AverageReturn``/``StdReturn``/``MaxReturn``/``MinReturn`` of the evaluation
+episodes and ``...EsReturn`` of the exploration ones, ``AverageQLoss``,
+``AveragePolicyLoss``, ``AverageQ``, and the Q-fit statistics ``AverageAbsQ``, ``AverageY``,
+``AverageAbsY``, ``AverageAbsQYDiff`` (``y`` is the Bellman backup). When ``rllab_logging``
+is on, the loop takes :func:`q_fit_stats` before the algorithm logs its columns (which
+consumes the stored values) and calls :func:`log_rllab_columns` after them; the algorithm
+must store ``QVals`` and ``Backup`` (DDPG's Q loss does).
+"""
+import numpy as np
+
+
+def q_fit_stats(logger):
+    """rllab's Q-fit statistics of this epoch's stored ``QVals`` and ``Backup``."""
+    q = _concat(logger.epoch_dict.get('QVals', []))
+    y = _concat(logger.epoch_dict.get('Backup', []))
+    out = {}
+    for key, values in (('AverageAbsQ', np.abs(q)), ('AverageY', y), ('AverageAbsY', np.abs(y)),
+                        ('AverageAbsQYDiff', np.abs(q - y) if len(q) == len(y) else [])):
+        out[key] = float(np.mean(values)) if len(values) else np.nan
+    return out
+
+
+def log_rllab_columns(logger, q_fit):
+    """Log rllab's columns from this epoch's statistics and ``q_fit`` (:func:`q_fit_stats`)."""
+    def stat(key, i):
+        return logger.last_stats.get(key, (np.nan,) * 4)[i]
+
+    for name, key in (('Return', 'TestEpRet'), ('EsReturn', 'EpRet')):
+        for prefix, i in (('Average', 0), ('Std', 1), ('Max', 3), ('Min', 2)):
+            logger.log_tabular(prefix + name, stat(key, i))
+    logger.log_tabular('AverageQLoss', stat('LossQ', 0))
+    logger.log_tabular('AveragePolicyLoss', stat('LossPi', 0))
+    logger.log_tabular('AverageQ', stat('QVals', 0))
+    for key in ('AverageAbsQ', 'AverageY', 'AverageAbsY', 'AverageAbsQYDiff'):
+        logger.log_tabular(key, q_fit[key])
+
+
+def _concat(values):
+    return np.concatenate([np.ravel(v) for v in values]) if values else np.zeros(0)
