@@ -1,183 +1,167 @@
-"""The fused update window against Spinning Up's plain loop: same variables, and with the
-same sampled indices the same parameters and diagnostics after a window."""
+"""The fast engine's update window against the plain engine (Spinning Up's loop), on the
+algorithms' own graphs: with the same batches (fixed indices) and the same noise (fed in),
+every variable and every diagnostic is the same after a window.
+
+Each algorithm is built by calling it with ``Run.train`` replaced by a capture, so the test
+runs exactly the graph a user's run builds.
+"""
 import numpy as np
 import pytest
-from gymnasium.spaces import Box
+import gymnasium as gym
 
-from spinup_tf.utils.tf1 import tf, make_session
-from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS as TD3_DIAGNOSTICS
-from spinup_tf.algos.ddpg import build_ddpg_graph
-from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS as SAC_DIAGNOSTICS
+from spinup_tf.utils.tf1 import tf
+from spinup_tf.algos.td3 import td3
+from spinup_tf.algos.ddpg import ddpg
+from spinup_tf.algos.sac import sac
+from spinup_tf.loops import off_policy
 from spinup_tf.loops.replay_buffer import ReplayBuffer
-from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer, REPLAY_VARIABLES
-from spinup_tf.fast.window import build_update_window, FusedUpdater
+from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+from spinup_tf.fast.window import build_window, FusedUpdater
 
-OBS, ACT, BATCH, SLOTS = 3, 2, 16, 64
-SPACE = Box(-2.0, 2.0, shape=(ACT,), dtype=np.float32)
-AC = dict(hidden_sizes=(16, 16))
-DDPG_DIAGNOSTICS = ['LossQ', 'QVals', 'Backup', 'LossPi']
+BATCH, SLOTS = 16, 64
+ALGOS = {'td3': td3, 'ddpg': ddpg, 'sac': sac}
 
 
-def _transitions(n, seed=0):
+def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None):
+    """A stand-in for ``tf.random_normal``: a fixed pattern in [-1.7, 1.7] of ``shape``, the
+    same in both engines, scaled by ``stddev`` (so ``stddev`` still matters)."""
+    n = tf.reduce_prod(shape)
+    pattern = 1.7 * tf.sin(tf.cast(tf.range(n), dtype) * 0.7 + 0.3)
+    return mean + stddev * tf.reshape(pattern, shape)
+
+
+def capture(monkeypatch, tmp_path, algo, **kwargs):
+    """Build ``algo``'s graph as a run does (Pendulum, small networks) and return what it
+    hands the loop."""
+    got = {}
+
+    def fake_train(self, batch, update, act, explore=None, saved=None, init_ops=(),
+                   log_diagnostics=None):
+        got.update(run=self, batch=batch, update=update, init_ops=init_ops)
+
+    monkeypatch.setattr(off_policy.Run, 'train', fake_train)
+    monkeypatch.setattr(tf, 'random_normal', fixed_normal)
+    ALGOS[algo](lambda: gym.make('Pendulum-v1'), ac_kwargs=dict(hidden_sizes=kwargs.pop(
+        'hidden', (16, 16))), logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
+        batch_size=BATCH, replay_size=SLOTS, **kwargs)
+    return got
+
+
+def transitions(n, seed=0):
     rng = np.random.RandomState(seed)
     for t in range(n):
-        yield (rng.randn(OBS), rng.uniform(-2, 2, ACT), rng.randn(), rng.randn(OBS),
+        yield (rng.randn(3), rng.uniform(-2, 2, 1), rng.randn(), rng.randn(3),
                float(rng.rand() < 0.1), t % 9 == 8)
 
 
-def _graph(algo, fused, idxs=None, policy_delay=2, chunk=1, ac_kwargs=AC):
-    """Build ``algo`` (plain graph, plus the fused window reading ``idxs`` when ``fused``,
-    ``chunk`` updates per loop iteration)."""
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(7)
-        if algo == 'td3':
-            g = build_td3_graph(OBS, ACT, SPACE, ac_kwargs=ac_kwargs, target_noise=0.0)
-            step, names = (lambda b, j: g.update_steps(b, j, policy_delay)), TD3_DIAGNOSTICS
-        elif algo == 'ddpg':
-            g = build_ddpg_graph(OBS, ACT, SPACE, ac_kwargs=ac_kwargs)
-            step, names = g.update_steps, DDPG_DIAGNOSTICS
-        else:
-            g = build_sac_graph(OBS, ACT, SPACE, ac_kwargs=AC, alpha='auto')
-            step, names = g.update_steps, SAC_DIAGNOSTICS
-        global_vars = [v.name for v in tf.global_variables()]
-        window = buf = None
-        if fused:
-            buf = GraphReplayBuffer(OBS, ACT, SLOTS)
-            fixed = tf.constant(idxs, tf.int32) if idxs is not None else None
-            sampler = (lambda j: tf.gather(fixed, j)) if fixed is not None else None
-            window = build_update_window(buf, BATCH, step, names, sampler=sampler,
-                                         chunk=chunk)
-        sess = make_session(graph)
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        sess.run(g.target_init)
-        values = sess.run(tf.global_variables())
-    return dict(g=g, sess=sess, buf=buf, window=window, names=names,
-                global_vars=global_vars, all_vars=[v.name for v in graph.get_collection(
-                    tf.GraphKeys.GLOBAL_VARIABLES)], values=values, graph=graph)
+class StoreLog:
+    """What ``logger.store`` got, per key, flattened in order."""
+
+    def __init__(self):
+        self.values = {}
+
+    def store(self, **kw):
+        for k, v in kw.items():
+            self.values.setdefault(k, []).append(np.ravel(v))
+
+    def flat(self):
+        return {k: np.concatenate(v) for k, v in self.values.items()}
 
 
-@pytest.mark.parametrize('algo', ['td3', 'ddpg', 'sac'])
-def test_both_paths_build_the_same_variables(algo):
-    plain, fused = _graph(algo, False), _graph(algo, True)
-    # The window adds no global variable (no optimizer slot, no network copy): only the
-    # replay buffer's arrays, in their own collection.
-    assert fused['all_vars'] == plain['all_vars']
-    assert not fused['graph'].get_collection(tf.GraphKeys.LOCAL_VARIABLES)
-    extra = [v.name for v in fused['graph'].get_collection(REPLAY_VARIABLES)]
-    assert extra == ['replay_buffer/%s:0' % k for k in ('obs', 'acts', 'rews', 'done', 'valid')]
-    for a, b in zip(plain['values'], fused['values']):  # same seed, same initial weights
-        np.testing.assert_array_equal(a, b)
+def run_both(got, n_updates):
+    """Run ``n_updates`` plain updates and the same updates in one fused window, from the
+    same start; return the variables and diagnostics of each."""
+    run, update = got['run'], got['update']
+    with run.graph.as_default():
+        plain = off_policy.PlainUpdates(update, got['batch'])
+        numpy_buf = ReplayBuffer(3, 1, SLOTS)
+        graph_buf = GraphReplayBuffer(3, 1, SLOTS)
+        for tr in transitions(40):
+            numpy_buf.store(*tr[:5], episode_end=tr[5])
+        np.random.seed(1)  # the numpy sampler's draws, the same in every call
+        idxs = np.stack([numpy_buf.sample_indices(BATCH) for _ in range(n_updates)])
+        fixed = tf.constant(idxs.astype(np.int32))
+        window = build_window(graph_buf, BATCH, update, _shapes(plain.diagnostics),
+                              sampler=lambda j: tf.gather(fixed, j))
+        variables = tf.global_variables()
+        sess = tf.Session(graph=run.graph)
+        sess.run(tf.global_variables_initializer())
+        sess.run(got['init_ops'])
+    fused_log = StoreLog()
+    updater = FusedUpdater(sess, graph_buf, window, lambda out: fused_log.store(**out))
+    for tr in transitions(40):
+        graph_buf.store(*tr[:5], episode_end=tr[5])
+    start = sess.run(variables)
 
+    draws = iter(idxs)
+    numpy_buf.sample_batch = (lambda batch_size, f=numpy_buf.sample_batch: f(batch_size,
+                                                                             next(draws)))
+    plain_log = StoreLog()
+    plain.window(sess, numpy_buf, BATCH, plain_log)(n_updates)
+    after_plain = sess.run(variables)
 
-def _plain_window(algo, g, sess, batches, policy_delay=2):
-    """Spinning Up's loop over the given batches (the algorithms' own update functions)."""
-    phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
-    out = {}
-    for j, b in enumerate(batches):
-        feeds = dict(zip(phs, (b['obs1'], b['obs2'], b['acts'], b['rews'], b['done'])))
-        if algo == 'td3':
-            loss_q, q1, q2, _ = sess.run([g.q_loss, g.q1, g.q2, g.train_q_op], feeds)
-            row = dict(LossQ=loss_q, Q1Vals=q1, Q2Vals=q2)
-            if j % policy_delay == 0:
-                row['LossPi'] = sess.run([g.pi_loss, g.train_pi_then_target], feeds)[0]
-        else:
-            loss_q, q, ys, _ = sess.run([g.q_loss, g.q, g.backup, g.train_q_op], feeds)
-            loss_pi = sess.run([g.pi_loss, g.train_pi_then_target], feeds)[0]
-            row = dict(LossQ=loss_q, QVals=q, Backup=ys, LossPi=loss_pi)
-        for k, v in row.items():
-            out.setdefault(k, []).append(v)
-    return {k: np.array(v) for k, v in out.items()}
-
-
-@pytest.mark.parametrize('algo,policy_delay,chunk,hidden', [
-    ('td3', 2, 1, 16),   # one update per iteration: the policy step is a tf.cond on j
-    ('td3', 2, 2, 16),   # pairs (Q, policy, targets; Q), overlapping, then a single update
-    ('td3', 2, 2, 256),  # ops long enough for a missing ordering to show up as a race
-    ('td3', 3, 2, 16),   # the delay does not divide the chunk: a tf.cond inside each pair
-    ('td3', 1, 3, 16),
-    ('ddpg', 1, 1, 16),
-    ('ddpg', 1, 2, 256)])
-def test_a_window_gives_the_plain_loops_parameters(algo, policy_delay, chunk, hidden):
-    n_updates = 7  # odd: the policy step's delay must line up as in the plain loop
-    np.random.seed(0)
-    ref = ReplayBuffer(OBS, ACT, SLOTS)
-    stream = list(_transitions(50))
-    for tr in stream:
-        ref.store(*tr[:5], episode_end=tr[5])
-    idxs = np.stack([ref.sample_indices(BATCH) for _ in range(n_updates)])
-
-    ac_kwargs = dict(hidden_sizes=(hidden, hidden))
-    plain = _graph(algo, False, ac_kwargs=ac_kwargs)
-    expected = _plain_window(algo, plain['g'], plain['sess'],
-                             [ref.sample_batch(idxs=i) for i in idxs], policy_delay)
-
-    fused = _graph(algo, True, idxs, policy_delay, chunk, ac_kwargs)
-    got = {}
-    updater = FusedUpdater(fused['sess'], fused['buf'], fused['window'], got.update)
-    for tr in stream:
-        fused['buf'].store(*tr[:5], episode_end=tr[5])
+    for v, value in zip(variables, start):
+        v.load(value, sess)
     updater(n_updates)
-
-    if algo == 'td3':
-        got['LossPi'] = got['LossPi'][::policy_delay]
-    for key, value in expected.items():
-        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-6, err_msg=key)
-    with plain['graph'].as_default():
-        plain_values = plain['sess'].run(tf.global_variables())
-    with fused['graph'].as_default():
-        fused_values = fused['sess'].run(tf.global_variables())
-        names = [v.name for v in tf.global_variables()]
-    changed = 0
-    for name, a, b in zip(names, plain_values, fused_values):
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6, err_msg=name)
-    for a, b in zip(plain['values'], plain_values):
-        changed += not np.array_equal(a, b)
-    assert changed > len(names) // 2  # the window did train (main, target, Adam slots)
+    after_fused = sess.run(variables)
+    return variables, start, (after_plain, plain_log.flat()), (after_fused, fused_log.flat())
 
 
-def test_sac_window_trains_every_network_and_temperature():
-    np.random.seed(0)
-    fused = _graph('sac', True)
-    got = {}
-    updater = FusedUpdater(fused['sess'], fused['buf'], fused['window'], got.update)
-    for tr in _transitions(40):
-        fused['buf'].store(*tr[:5], episode_end=tr[5])
-    updater(5)
-    assert {k: np.shape(v) for k, v in got.items()} == dict(
-        LossPi=(5,), LossQ1=(5,), LossQ2=(5,), Q1Vals=(5, BATCH), Q2Vals=(5, BATCH),
-        LogPi=(5, BATCH), Alpha=(5,))
-    assert all(np.isfinite(v).all() for v in got.values())
-    with fused['graph'].as_default():
-        after = fused['sess'].run(tf.global_variables())
-        names = [v.name for v in tf.global_variables()]
-    moved = {n.split('/')[0] + '/' + n.split('/')[1] for n, a, b in
-             zip(names, fused['values'], after) if '/' in n and not np.array_equal(a, b)}
-    assert {'main/pi', 'main/q1', 'main/q2', 'target/pi', 'target/q1', 'target/q2',
-            'alpha/log_alpha:0'} <= moved
+def _shapes(diagnostics):
+    return {fn: {k: [BATCH if n is None else n for n in s] for k, s in d.items()}
+            for fn, d in diagnostics.items()}
 
 
-def test_reads_after_orders_reads_by_scope_and_refuses_unordered_ones():
-    from spinup_tf.fast.window import reads_after
-    from spinup_tf.utils.tf1 import dense
-    graph = tf.Graph()
-    with graph.as_default():
-        x = tf.placeholder(tf.float32, (None, 3))
-        with tf.variable_scope('main'):
-            dense(x, 4, name='pi')
-            dense(x, 4, name='q')
-        first, second = tf.no_op(name='first'), tf.no_op(name='second')
-        getter = reads_after([('main/pi', [first]), ('main', [second])])
-        with tf.variable_scope('main', reuse=True, custom_getter=getter):
-            y_pi, y_q = dense(x, 4, name='pi'), dense(x, 4, name='q')
+def assert_same(variables, plain, fused):
+    (vp, dp), (vf, df) = plain, fused
+    for v, a, b in zip(variables, vp, vf):
+        np.testing.assert_allclose(b, a, rtol=2e-5, atol=1e-6, err_msg=v.name)
+    assert sorted(dp) == sorted(df)
+    for k in dp:
+        np.testing.assert_allclose(df[k], dp[k], rtol=2e-5, atol=1e-6, err_msg=k)
 
-        def read_deps(y):  # control inputs of the kernel's read feeding y's matmul
-            kernel_read = y.op.inputs[0].op.inputs[1].op.inputs[0].op  # MatMul <- Identity
-            assert kernel_read.type == 'ReadVariableOp'
-            return {op.name for op in kernel_read.control_inputs}
-        assert read_deps(y_pi) == {'first'} and read_deps(y_q) == {'second'}
 
-        strict = reads_after([('main/pi', [])])
-        with pytest.raises(ValueError, match='no read order for variable main/q'):
-            with tf.variable_scope('main', reuse=True, custom_getter=strict):
-                dense(x, 4, name='q')
+@pytest.mark.parametrize('algo,kwargs,n', [
+    ('td3', dict(policy_delay=2), 7),
+    ('td3', dict(policy_delay=3), 8),             # delay that does not divide the chunk of 2
+    ('td3', dict(policy_delay=1), 5),
+    ('td3', dict(policy_delay=2, hidden=(256, 256)), 4),
+    ('ddpg', {}, 5),
+    ('sac', dict(alpha=0.2), 5),
+    ('sac', dict(alpha='auto'), 4),
+])
+def test_fused_window_equals_plain_updates(monkeypatch, tmp_path, algo, kwargs, n):
+    got = capture(monkeypatch, tmp_path, algo, **kwargs)
+    variables, start, plain, fused = run_both(got, n)
+    changed = [v.name for v, a, b in zip(variables, start, plain[0]) if not np.array_equal(a, b)]
+    assert any('main/pi' in name for name in changed)      # the policy was updated
+    assert any('target/' in name for name in changed)      # and the targets
+    assert_same(variables, plain, fused)
+
+
+@pytest.mark.parametrize('engine', ['plain', 'fused'])
+@pytest.mark.parametrize('delay,n', [(2, 7), (3, 8)])
+def test_td3_updates_the_policy_every_policy_delay_updates(monkeypatch, tmp_path, engine,
+                                                           delay, n):
+    """The policy steps of a window are those with ``j % policy_delay == 0``: LossPi is
+    stored once per policy step, and after ``n`` updates Adam has taken that many steps."""
+    got = capture(monkeypatch, tmp_path, 'td3', policy_delay=delay)
+    variables, _, plain, fused = run_both(got, n)
+    values, log = plain if engine == 'plain' else fused
+    expected = len(range(0, n, delay))
+    assert len(log['LossPi']) == expected
+    assert len(log['LossQ']) == n
+    by_name = dict(zip([v.name for v in variables], values))
+    beta1 = [v for k, v in by_name.items() if 'beta1_power' in k]
+    # Two Adam optimizers; each beta1 power starts at 0.9 and is multiplied by 0.9 per step.
+    steps = np.round(np.log(beta1) / np.log(0.9)).astype(int) - 1
+    assert sorted(steps) == sorted([expected, n])
+
+
+def test_window_repeats_exactly(monkeypatch, tmp_path):
+    """Same inputs, same window, twice: identical bits (no race between overlapped ops)."""
+    got = capture(monkeypatch, tmp_path, 'td3', policy_delay=3)
+    variables, _, _, first = run_both(got, 9)
+    _, _, _, second = run_both(got, 9)
+    for a, b in zip(first[0], second[0]):
+        np.testing.assert_array_equal(a, b)

@@ -1,29 +1,21 @@
 """Soft Actor-Critic (SAC), as a TF1 static graph.
 
-Read top to bottom: graph (placeholders, squashed-Gaussian policy and twin Q functions in
-``main``, target Q functions, entropy-regularised backup, losses, chained train ops, polyak
-ops, optional automatic temperature), session, the step functions, then the shared
-off-policy loop (``spinup_tf.loops.off_policy``).
+Read top to bottom: inputs, main and target networks, the entropy temperature, SAC's losses
+(all from one forward pass of a batch), train steps, polyak update, and the update in
+Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
 """
-from types import SimpleNamespace
-
-import numpy as np
-
-from spinup_tf.utils.tf1 import (tf, placeholders, get_trainable_vars, count_vars,
-                                 polyak_update_op, target_init_op)
-from spinup_tf.algos.core import mlp_sac_actor_critic, LOG_STD_MIN, LOG_STD_MAX
+from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.loops.off_policy import (setup_off_policy, run_off_policy, build_replay, fused_path,
-                                        plain_update_window)
-from spinup_tf.fast.mirrors import dense_chain, NoMirror, NumpyMLP, SquashedGaussianActor
-from spinup_tf.loops.session import start_session
+from spinup_tf.algos import core
+from spinup_tf.algos.steps import Minimize, Polyak
+from spinup_tf.loops import off_policy
 
 
-def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=dict(), seed=0,
+def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
         lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000, update_after=1000,
-        update_every=50, num_test_episodes=10, max_ep_len=1000, logger_kwargs=dict(),
-        save_freq=1, fused=True):
+        update_every=50, num_test_episodes=10, max_ep_len=1000, logger_kwargs=None,
+        save_freq=1, **options):
     """Soft Actor-Critic (SAC).
 
     Args:
@@ -110,237 +102,105 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
 
-        fused (bool): True (default): each update window runs as one ``sess.run`` (replay
-            buffer in the graph, batches drawn in-graph; ``spinup_tf.fast.window``) and the policy
-            acts through a numpy copy of its weights (its noise from numpy's seeded RNG),
-            refreshed after every window. False: Spinning Up's loop, one ``sess.run`` per
-            update and one per action.
+        options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
+            ``fused`` (the fast engine, default True), ``update_at_episode_end``,
+            ``updates_per_step``, ``tensorboard``.
     """
-    config = dict(locals())  # every hyperparameter, recorded in config.json below
     if not (alpha == 'auto' or (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
                                 and alpha >= 0)):
         raise UserInputError("alpha must be a non-negative number or 'auto', got %r" % (alpha,))
+    run = off_policy.Run('sac', env_fn, dict(locals()))
+    obs_dim, act_dim = run.obs_dim, run.act_dim
+    actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
 
-    env, test_env, obs_dim, act_dim, act_low, act_high, logger = setup_off_policy(
-        'sac', env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size, replay_size)
+    with run.graph.as_default():
+        # Inputs to computation graph
+        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(obs_dim, act_dim, obs_dim, None, None)
 
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(seed)
-        np.random.seed(seed)
-
-        g = build_sac_graph(obs_dim, act_dim, env.action_space, actor_critic, ac_kwargs,
-                            gamma, polyak, lr, alpha)
-
-        # Experience buffer (in numpy, or in the graph with the fused update window)
-        actor, checks = numpy_sac_actor(g, act_low, act_high) if fused else (None, [])
-        replay_buffer, window = build_replay(fused, obs_dim, act_dim, replay_size, batch_size,
-                                             g.update_steps, DIAGNOSTICS, actor)
-
-        # Count variables
-        var_counts = tuple(count_vars(scope) for scope in
-                           ['main/pi', 'main/q1', 'main/q2', 'main'])
-        logger.log('\nNumber of parameters: \t pi: %d, \t q1: %d, \t q2: %d, \t total: %d\n'
-                   % var_counts)
-
-    sess = start_session(graph, logger, inputs={'x': g.x_ph, 'a': g.a_ph},
-                         outputs={'mu': g.mu, 'pi': g.pi, 'q1': g.q1, 'q2': g.q2},
-                         init_ops=[g.target_init])
-
-    # One callable per step kind: no feed-dict building or fetch lookup in the hot loop.
-    mu_fn = sess.make_callable(g.mu, feed_list=[g.x_ph])
-    pi_fn = sess.make_callable(g.pi, feed_list=[g.x_ph])
-    batch_phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
-    step_fn = sess.make_callable(g.step_ops, feed_list=batch_phs)
-
-    def act(o):
-        return mu_fn(o.reshape(1, -1))[0]
-
-    def explore(o):
-        return pi_fn(o.reshape(1, -1))[0]
-
-    def update(batch, j):
-        outs = step_fn(batch['obs1'], batch['obs2'], batch['acts'], batch['rews'],
-                       batch['done'])
-        logger.store(**dict(zip(DIAGNOSTICS, outs)))
-
-    on_restore = None
-    if fused:
-        actor, update_window, on_restore = fused_path(
-            sess, logger, replay_buffer, window, actor, lambda out: logger.store(**out), checks)
-        if actor is not None:
-            act, explore = actor, actor.sample
-    else:
-        update_window = plain_update_window(replay_buffer, batch_size, update)
-
-    diagnostics = [('Q1Vals', dict(with_min_and_max=True)),
-                   ('Q2Vals', dict(with_min_and_max=True)),
-                   ('LogPi', dict(with_min_and_max=True)),
-                   ('LossPi', dict(average_only=True)),
-                   ('LossQ1', dict(average_only=True)),
-                   ('LossQ2', dict(average_only=True))]
-    if alpha == 'auto':
-        diagnostics.append(('Alpha', dict(average_only=True)))
-    run_off_policy(
-        env, test_env, logger, replay_buffer, act, explore, update_window, seed=seed,
-        steps_per_epoch=steps_per_epoch, epochs=epochs, batch_size=batch_size,
-        start_steps=start_steps, update_after=update_after, update_every=update_every,
-        num_test_episodes=num_test_episodes, max_ep_len=max_ep_len, save_freq=save_freq,
-        diagnostics=diagnostics,
-        finite_keys=['LossPi', 'LossQ1', 'LossQ2', 'Q1Vals', 'Q2Vals', 'Alpha'],
-        save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
-        on_restore=on_restore)
-
-
-DIAGNOSTICS = ['LossPi', 'LossQ1', 'LossQ2', 'Q1Vals', 'Q2Vals', 'LogPi', 'Alpha']
-
-
-def numpy_sac_actor(g, act_low, act_high):
-    """SAC's policy in numpy (``SquashedGaussianActor``) and the checks that must pass
-    before it acts: its deterministic action against ``g.mu`` and its ``log_std`` head
-    against the graph's. ``(None, [])`` when the policy is not the squashed Gaussian MLP."""
-    try:
-        trunk, fork = dense_chain(g.x_ph, 'main/pi')
-        heads = {}
-        for name in ('mu', 'log_std'):
-            layers, _ = dense_chain(fork, 'main/pi/' + name)
-            if len(layers) != 1:
-                raise NoMirror('unexpected %s head' % name)
-            heads[name] = layers[0]
-    except NoMirror:
-        return None, []
-    actor = SquashedGaussianActor(NumpyMLP(trunk), NumpyMLP([heads['mu']]),
-                                  NumpyMLP([heads['log_std']]), act_low, act_high,
-                                  LOG_STD_MIN, LOG_STD_MAX)
-    log_std_head = NumpyMLP(trunk + [heads['log_std']])
-    return actor, [(g.x_ph, g.mu, actor), (g.x_ph, heads['log_std'].outputs, log_std_head)]
-
-
-def build_sac_graph(obs_dim, act_dim, action_space, actor_critic=mlp_sac_actor_critic,
-                    ac_kwargs=dict(), gamma=0.99, polyak=0.995, lr=1e-3, alpha=0.2):
-    """Build SAC's graph in the default graph; returns its tensors and ops by name.
-
-    Placeholders ``x_ph, a_ph, x2_ph`` ``(batch, obs_dim|act_dim)``, ``r_ph, d_ph``
-    ``(batch,)``; ``mu, pi`` ``(batch, act_dim)``; ``logp_pi, q1, q2, q_backup`` ``(batch,)``;
-    ``alpha`` (a constant, or ``exp(log_alpha)`` of the variable ``alpha/log_alpha`` when
-    ``alpha='auto'``); ``step_ops`` = ``[pi_loss, q1_loss, q2_loss, q1, q2, logp_pi, alpha,``
-    train ops chained policy → Q → target (→ temperature)``]``.
-
-    ``update_steps(batches, j)`` builds the same step again on each batch's tensors, one
-    after the other, with the same variables and optimizers, for the fused window
-    (``spinup_tf.fast.window``); it returns ``(train_op, outputs)``, one dict per step named as the
-    logger's diagnostics (LossPi, LossQ1, LossQ2, Q1Vals, Q2Vals, LogPi, Alpha).
-    """
-    # Share information about action space with policy architecture
-    ac_kwargs = dict(ac_kwargs, action_space=action_space)
-    learn_alpha = alpha == 'auto'
-    alpha_value = None if learn_alpha else float(alpha)  # (`alpha` is the tensor at the end)
-
-    # One optimizer per train op, shared by the plain step and the fused window's steps.
-    pi_optimizer = tf.train.AdamOptimizer(learning_rate=lr)
-    value_optimizer = tf.train.AdamOptimizer(learning_rate=lr)
-    alpha_optimizer = tf.train.AdamOptimizer(learning_rate=lr) if learn_alpha else None
-
-    def sac_step(x, x2, a, r, d, reuse):
-        """Everything one SAC update computes and runs, on batch tensors."""
         # Main outputs from computation graph
-        with tf.variable_scope('main', reuse=reuse):
-            mu, pi, logp_pi, q1, q2 = actor_critic(x, a, **ac_kwargs)
+        with tf.variable_scope('main'):
+            mu, pi, logp_pi, q1, q2 = actor_critic(x_ph, a_ph, **ac_kwargs)
 
-        with tf.variable_scope('main', reuse=True):
-            # compose q with pi, for pi-learning
-            _, _, _, q1_pi, q2_pi = actor_critic(x, pi, **ac_kwargs)
-            # get actions and log probs of actions for next states, for Q-learning
-            _, pi_next, logp_pi_next, _, _ = actor_critic(x2, a, **ac_kwargs)
+        # Target value networks (their outputs are built in the losses)
+        with tf.variable_scope('target'):
+            actor_critic(x2_ph, a_ph, **ac_kwargs)
 
-        # Target value networks
-        with tf.variable_scope('target', reuse=reuse):
-            # target q values, using actions from *current* policy
-            _, _, _, q1_targ, q2_targ = actor_critic(x2, pi_next, **ac_kwargs)
+        # Entropy temperature: a constant, or learned towards the target entropy -act_dim
+        if alpha == 'auto':
+            with tf.variable_scope('alpha'):
+                tf.get_variable('log_alpha', shape=(), initializer=tf.zeros_initializer())
 
-        # Entropy temperature: a constant, or learned towards the target entropy -act_dim.
-        if learn_alpha:
-            with tf.variable_scope('alpha', reuse=reuse):
-                log_alpha = tf.get_variable('log_alpha', shape=(), dtype=tf.float32,
-                                            initializer=tf.zeros_initializer())
-            alpha_t = tf.exp(log_alpha)
-            target_entropy = -float(act_dim)
-            alpha_loss = -tf.reduce_mean(log_alpha
-                                         * tf.stop_gradient(logp_pi + target_entropy))
-        else:
-            alpha_t = tf.constant(alpha_value, dtype=tf.float32)
+        def sac_losses(batch):
+            """SAC's policy, value and temperature losses from one forward pass of a batch."""
+            x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
+            with tf.variable_scope('main', reuse=True):
+                _, pi, logp_pi, q1, q2 = actor_critic(x, a, **ac_kwargs)
+                # compose q with pi, for pi-learning
+                _, _, _, q1_pi, q2_pi = actor_critic(x, pi, **ac_kwargs)
+                # get actions and log probs of actions for next states, for Q-learning
+                _, pi_next, logp_pi_next, _, _ = actor_critic(x2, a, **ac_kwargs)
+            with tf.variable_scope('target', reuse=True):
+                # target q values, using actions from *current* policy
+                _, _, _, q1_targ, q2_targ = actor_critic(x2, pi_next, **ac_kwargs)
+            losses = {}
+            if alpha == 'auto':
+                with tf.variable_scope('alpha', reuse=True):
+                    log_alpha = tf.get_variable('log_alpha', shape=())
+                alpha_t = tf.exp(log_alpha)
+                losses['alpha'] = -tf.reduce_mean(
+                    log_alpha * tf.stop_gradient(logp_pi - float(act_dim)))
+            else:
+                alpha_t = tf.constant(float(alpha), dtype=tf.float32)
 
-        # Min Double-Q:
-        min_q_pi = tf.minimum(q1_pi, q2_pi)
-        min_q_targ = tf.minimum(q1_targ, q2_targ)
+            # Min Double-Q:
+            min_q_pi = tf.minimum(q1_pi, q2_pi)
+            min_q_targ = tf.minimum(q1_targ, q2_targ)
 
-        # Entropy-regularized Bellman backup for Q functions, using Clipped Double-Q targets.
-        # d is gymnasium's `terminated`: a truncated episode still bootstraps.
-        q_backup = tf.stop_gradient(r + gamma * (1 - d) * (min_q_targ
-                                                           - alpha_t * logp_pi_next))
+            # Entropy-regularized Bellman backup for Q functions, using Clipped Double-Q
+            # targets. d is gymnasium's `terminated`: a truncated episode still bootstraps.
+            q_backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * (
+                min_q_targ - alpha_t * logp_pi_next))
 
-        # Soft actor-critic losses
-        pi_loss = tf.reduce_mean(alpha_t * logp_pi - min_q_pi)
-        q1_loss = 0.5 * tf.reduce_mean((q_backup - q1) ** 2)
-        q2_loss = 0.5 * tf.reduce_mean((q_backup - q2) ** 2)
-        value_loss = q1_loss + q2_loss
+            # Soft actor-critic losses
+            losses['pi'] = tf.reduce_mean(alpha_t * logp_pi - min_q_pi)
+            q1_loss = 0.5 * tf.reduce_mean((q_backup - q1) ** 2)
+            q2_loss = 0.5 * tf.reduce_mean((q_backup - q2) ** 2)
+            losses['value'] = q1_loss + q2_loss
+            return losses, dict(LossPi=losses['pi'], LossQ1=q1_loss, LossQ2=q2_loss,
+                                Q1Vals=q1, Q2Vals=q2, LogPi=logp_pi, Alpha=alpha_t)
 
-        # Policy train op
-        # (has to be separate from value train op, because q1_pi appears in pi_loss)
-        # (and after the backup: q_backup reads the policy's weights through pi_next, and
-        # ops without a dependency run in any order within one sess.run)
-        with tf.control_dependencies([q_backup]):
-            train_pi_op = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('main/pi'))
+        # Train steps: policy, value (and temperature), all from the same forward pass
+        value_vars = core.get_trainable_vars('main/q1') + core.get_trainable_vars('main/q2')
+        train_pi = Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
+                            core.get_trainable_vars('main/pi'), loss='pi')
+        train_value = Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
+                               value_vars, loss='value')
+        steps = [train_pi, train_value, Polyak(polyak)]  # Polyak averaging for targets
+        if alpha == 'auto':
+            steps.append(Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
+                                  core.get_trainable_vars('alpha'), loss='alpha'))
 
-        # Value train op
-        # (control dep of train_pi_op because sess.run otherwise evaluates in
-        # nondeterministic order)
-        value_params = get_trainable_vars('main/q1') + get_trainable_vars('main/q2')
-        with tf.control_dependencies([train_pi_op]):
-            train_value_op = value_optimizer.minimize(value_loss, var_list=value_params)
+        # Initializing targets to match main variables
+        target_init = core.target_init_op()
 
-        # Polyak averaging for target variables
-        # (control flow because sess.run otherwise evaluates in nondeterministic order)
-        with tf.control_dependencies([train_value_op]):
-            target_update = polyak_update_op(polyak)
-        train_ops = [train_pi_op, train_value_op, target_update]
-        if learn_alpha:
-            with tf.control_dependencies([target_update]):
-                train_alpha_op = alpha_optimizer.minimize(alpha_loss, var_list=[log_alpha])
-            train_ops.append(train_alpha_op)
-        return SimpleNamespace(**locals())
+        def update(train, j):
+            """One SAC update: policy, value and target (and temperature) steps, all on the
+            parameters before it, as one Spinning Up ``sess.run(step_ops)``."""
+            train(*steps)
 
-    # Inputs to computation graph
-    x_ph, a_ph, x2_ph, r_ph, d_ph = placeholders(obs_dim, act_dim, obs_dim, None, None)
-    step = sac_step(x_ph, x2_ph, a_ph, r_ph, d_ph, reuse=False)
-    mu, pi, logp_pi, q1, q2 = step.mu, step.pi, step.logp_pi, step.q1, step.q2
-    q_backup, pi_loss, q1_loss, q2_loss = step.q_backup, step.pi_loss, step.q1_loss, step.q2_loss
-    train_pi_op, train_value_op = step.train_pi_op, step.train_value_op
-    target_update, train_ops, alpha = step.target_update, step.train_ops, step.alpha_t
-    pi_next, logp_pi_next, q1_pi, q2_pi = step.pi_next, step.logp_pi_next, step.q1_pi, \
-        step.q2_pi
-    q1_targ, q2_targ = step.q1_targ, step.q2_targ
-    if learn_alpha:
-        log_alpha, alpha_loss, train_alpha_op = step.log_alpha, step.alpha_loss, \
-            step.train_alpha_op
-        target_entropy = step.target_entropy
+    run.setup.count_vars(['main/pi', 'main/q1', 'main/q2', 'main'], ['pi', 'q1', 'q2', 'total'])
 
-    # All ops to call during one training step
-    step_ops = [pi_loss, q1_loss, q2_loss, q1, q2, logp_pi, alpha] + train_ops
+    def log_diagnostics(logger):
+        logger.log_tabular('Q1Vals', with_min_and_max=True)
+        logger.log_tabular('Q2Vals', with_min_and_max=True)
+        logger.log_tabular('LogPi', with_min_and_max=True)
+        logger.log_tabular('LossPi', average_only=True)
+        logger.log_tabular('LossQ1', average_only=True)
+        logger.log_tabular('LossQ2', average_only=True)
+        if alpha == 'auto':
+            logger.log_tabular('Alpha', average_only=True)
 
-    # Initializing targets to match main variables
-    target_init = target_init_op()
-
-    def update_steps(batches, j):
-        train_op, outputs = None, []
-        for batch in batches:  # each step after the previous one's train ops
-            with tf.control_dependencies([train_op] if train_op is not None else []):
-                s = sac_step(*batch, reuse=True)
-            outputs.append(dict(LossPi=s.pi_loss, LossQ1=s.q1_loss, LossQ2=s.q2_loss,
-                                Q1Vals=s.q1, Q2Vals=s.q2, LogPi=s.logp_pi, Alpha=s.alpha_t))
-            train_op = s.train_ops[-1]
-        return train_op, outputs
-
-    return SimpleNamespace(**{k: v for k, v in locals().items()
-                              if k not in ('ac_kwargs', 'actor_critic', 'action_space', 'step',
-                                           'sac_step')})
+    batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
+    run.train(batch, update, act=mu, explore=pi,
+              saved=(dict(x=x_ph, a=a_ph), dict(mu=mu, pi=pi, q1=q1, q2=q2)),
+              init_ops=[target_init], log_diagnostics=log_diagnostics)

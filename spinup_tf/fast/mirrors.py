@@ -252,3 +252,49 @@ def deterministic_actor(x_ph, scope, low, high):
         return BoundedActor(NumpyMLP(dense_chain(x_ph, scope)[0]), low, high)
     except NoMirror:
         return None
+
+
+def squashed_gaussian_actor(x_ph, scope, low, high):
+    """SAC's policy in numpy (``SquashedGaussianActor``) from the graph's layers under
+    ``scope``: a trunk reading ``x_ph``, then one-layer heads ``mu`` and ``log_std``.
+
+    Returns:
+        ``(actor, log_std_check)``: the actor, and the ``(tensor, NumpyMLP)`` pair that checks
+        its ``log_std`` head against the graph; ``(None, None)`` for another structure.
+    """
+    from spinup_tf.algos.core import LOG_STD_MIN, LOG_STD_MAX
+    try:
+        trunk, fork = dense_chain(x_ph, scope)
+        heads = {}
+        for name in ('mu', 'log_std'):
+            layers, _ = dense_chain(fork, scope + '/' + name)
+            if len(layers) != 1:
+                raise NoMirror('unexpected %s head' % name)
+            heads[name] = layers[0]
+    except NoMirror:
+        return None, None
+    actor = SquashedGaussianActor(NumpyMLP(trunk), NumpyMLP([heads['mu']]),
+                                  NumpyMLP([heads['log_std']]), low, high,
+                                  LOG_STD_MIN, LOG_STD_MAX)
+    return actor, (heads['log_std'].outputs, NumpyMLP(trunk + [heads['log_std']]))
+
+
+def policy_mirror(x_ph, act, explore, scope, space):
+    """The numpy mirror of an off-policy algorithm's policy under ``scope``.
+
+    Args:
+        act: the deterministic action tensor (of ``x_ph``).
+        explore: the training action tensor of a stochastic policy (SAC's), or None for a
+            deterministic one (the loop adds noise).
+        space: the ``Box`` the policy maps onto.
+
+    Returns:
+        ``(mirror, checks)``: ``checks`` lists the ``(tensor, numpy function)`` pairs that
+        must match before the mirror acts; ``(None, [])`` when the policy is not a chain of
+        the project's dense layers.
+    """
+    if explore is None:
+        actor = deterministic_actor(x_ph, scope, space.low, space.high)
+        return (actor, [(act, actor)]) if actor is not None else (None, [])
+    actor, log_std_check = squashed_gaussian_actor(x_ph, scope, space.low, space.high)
+    return (actor, [(act, actor), log_std_check]) if actor is not None else (None, [])

@@ -1,113 +1,180 @@
-"""The interaction loop shared by the off-policy algorithms (DDPG, TD3, SAC).
+"""The interaction loop of the off-policy algorithms (DDPG, TD3, SAC), and its plain engine.
 
-An algorithm builds its graph and session, then hands this loop three callables: ``act``
-(one observation to one action), ``explore`` (the training action) and ``update_window``
-(``n`` gradient steps: the fused in-graph window of ``spinup_tf.fast.window``, or
-:func:`plain_update_window`'s loop of ``sess.run`` calls), and the names of its
-diagnostics. The loop owns everything they have in common: uniform-random actions for
-the first ``start_steps``, exploration noise, gymnasium's terminated/truncated handling,
-the update schedule, the deterministic test episodes, the epoch log and the model saves.
+An algorithm opens a :class:`Run` (envs, checks, logger, ``config.json``, a seeded graph),
+builds its graph in ``run.graph`` and hands :meth:`Run.train` its one hook: ``update(train,
+j)`` (``spinup_tf.algos.steps``), with the tensors that act. The loop owns everything the
+three have in common: uniform-random actions for the first ``start_steps``, exploration
+noise, gymnasium's terminated/truncated handling, the update schedule, the deterministic test
+episodes, the epoch log, the model saves and the checkpoints.
+
+Two engines run the updates (the ``fused`` option):
+
+* plain (``fused=False``), Spinning Up's way: a numpy ``ReplayBuffer``, one ``sess.run`` per
+  ``train`` call fed with a numpy batch (:class:`PlainUpdates`), one per action;
+* fast (``fused=True``, the default): ``spinup_tf.fast``: the buffer in the graph, a window
+  of updates in one ``sess.run``, a numpy mirror of the policy acting. It falls back to the
+  plain engine, with a log line, for anything it cannot mirror or fuse.
 """
 import time
+from types import SimpleNamespace
 
 import numpy as np
+from gymnasium.spaces import Box
 
-from spinup_tf.utils.envs import seed_env, flat_obs_dim, box_action_bounds, env_id_of
-from spinup_tf.utils.errors import UserInputError
-from spinup_tf.utils.logx import EpochLogger
-from spinup_tf.utils.checkpoint import Checkpointer
-from spinup_tf.utils.errors import check_finite, check_positive_ints
+from spinup_tf.utils.tf1 import tf
+from spinup_tf.utils.envs import seed_env, flat_obs_dim, box_action_bounds
+from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
 from spinup_tf.utils.signals import check_stop
+from spinup_tf.utils.checkpoint import Checkpointer
+from spinup_tf.algos.steps import distinct_calls
+from spinup_tf.loops.session import Setup
 from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
-from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
-from spinup_tf.fast.window import build_update_window, FusedUpdater
-from spinup_tf.fast.mirrors import NoMirror, check_mirror
+from spinup_tf.reproductions.noise import exploration_noise
+from spinup_tf.reproductions.networks import resolve_actor_critic
+
+OPTIONS = dict(
+    fused=True,                   # the fast engine (spinup_tf.fast); False: Spinning Up's loop
+    noise='gaussian',             # exploration noise kind of a deterministic policy
+    update_at_episode_end=False,  # all updates at the end of each trajectory (seeds 000, 001)
+    updates_per_step=1,           # gradient steps per env step (3 in the TensorLayer seed)
+    normalize_rewards=False,      # batch reward normalisation (the TensorLayer seed)
+    action_range=None,            # the policy acts in [-r, r] (the TensorLayer seed)
+    rllab_logging=False,          # rllab's extra columns (the MXNet DDPG seed)
+    tensorboard=False,            # every progress column as a TensorBoard scalar too
+)
+"""The loop's options (flags of every off-policy algorithm besides its own parameters).
+The ``reproductions`` presets switch the seeds' quirks on through them."""
+
+LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'replay_size', 'batch_size',
+                   'start_steps', 'update_after', 'update_every', 'num_test_episodes',
+                   'max_ep_len', 'save_freq')
 
 
-def setup_off_policy(algo, env_fn, config, logger_kwargs, steps_per_epoch, epochs, batch_size,
-                     replay_size):
-    """Make the envs, check spaces and budget, then start the logger and write config.json.
-
-    The checks come first so that bad input leaves no run folder behind.
-
-    Returns:
-        ``(env, test_env, obs_dim, act_dim, act_low, act_high, logger)`` with ``act_low`` and
-        ``act_high`` the ``(act_dim,)`` float32 action bounds.
-    """
-    env, test_env = env_fn(), env_fn()
-    try:
-        obs_dim = flat_obs_dim(env.observation_space, algo)
-        act_low, act_high = box_action_bounds(env.action_space, algo)
-        check_positive_ints(steps_per_epoch=steps_per_epoch, epochs=epochs,
-                            batch_size=batch_size, replay_size=replay_size)
-        if replay_size < MIN_SLOTS:
-            raise UserInputError('replay_size must be at least %d, got %d'
-                                 % (MIN_SLOTS, replay_size))
-        if batch_size > replay_size:
-            raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
-                                 '(replay_size %d)' % (batch_size, replay_size))
-    except Exception:
-        env.close()
-        test_env.close()
-        raise
-    logger = EpochLogger(**logger_kwargs)
-    if not logger.resume:  # a resumed run keeps the config it started with
-        logger.save_config(dict(config, algo=algo, env_id=env_id_of(env)))
-    return env, test_env, obs_dim, act_low.shape[0], act_low, act_high, logger
-
-
-def build_replay(fused, obs_dim, act_dim, replay_size, batch_size, update_steps=None,
-                 diagnostics=(), actor=None, chunk=1):
-    """The replay buffer, and for the fused path its update window (in the default graph).
+class Run:
+    """One off-policy run, from the algorithm's ``locals()``.
 
     Args:
-        fused (bool): False: a numpy ``ReplayBuffer`` for Spinning Up's plain loop. True: a
-            ``GraphReplayBuffer`` and the fused window of ``update_steps``, ``chunk`` updates
-            per loop iteration (see ``spinup_tf.fast.window.build_update_window``), returning
-            ``diagnostics``.
-        actor: the numpy actor (``spinup_tf.fast.mirrors``) or None; the window also
-            returns the values of its ``variables``.
+        algo (str): the algorithm's name.
+        env_fn: makes the env (twice: training and test).
+        config (dict): the algorithm's ``locals()``: its hyperparameters (``config.json``),
+            the loop's (``LOOP_PARAMETERS``) and ``options`` (``OPTIONS``).
 
-    Returns:
-        ``(replay_buffer, window)``; ``window`` is None on the plain path.
+    Attributes: ``graph``, ``logger``, ``env``, ``obs_dim``, ``act_dim``, ``act_low`` and
+    ``act_high`` (the env's bounds, ``(act_dim,)`` float32), ``policy_space`` (the ``Box``
+    the policy's tanh output is mapped onto: the env's, unless ``action_range`` is set),
+    ``actor_critic`` (the function, a registered name resolved) and ``ac_kwargs``.
     """
-    if not fused:
-        return ReplayBuffer(obs_dim, act_dim, replay_size), None
-    buffer = GraphReplayBuffer(obs_dim, act_dim, replay_size)
-    weights = actor.variables if actor is not None else []
-    window = build_update_window(buffer, batch_size, update_steps, list(diagnostics), weights,
-                                 chunk=chunk)
-    return buffer, window
+
+    def __init__(self, algo, env_fn, config):
+        options = dict(config.pop('options', None) or {})
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
+        self.options = SimpleNamespace(**dict(OPTIONS, **options))
+        config = dict(config, **vars(self.options))
+        self.p = SimpleNamespace(**{k: config[k] for k in LOOP_PARAMETERS})
+        exploration_noise(self.options.noise, 0.1, None)  # a bad kind fails before any write
+        self.actor_critic = resolve_actor_critic(config['actor_critic'])
+        self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
+        p = self.p
+        self.setup = Setup(algo, env_fn, config, lambda env: _check(env, algo, p), n_envs=2,
+                           tensorboard=self.options.tensorboard)
+        self.graph, self.logger = self.setup.graph, self.setup.logger
+        self.env, self.test_env = self.setup.envs
+        self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
+        self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
+        self.act_dim = self.act_low.shape[0]
+        r = self.options.action_range
+        self.policy_space = self.env.action_space if r is None else Box(
+            -float(r), float(r), shape=(self.act_dim,), dtype=np.float32)
+        # Share information about action space with policy architecture
+        self.ac_kwargs = dict(config.get('ac_kwargs') or {}, action_space=self.policy_space)
+
+    def train(self, batch, update, act, explore=None, saved=None, init_ops=(),
+              log_diagnostics=None):
+        """Build the engine, start the session and run the loop.
+
+        Args:
+            batch: the placeholders, ``dict(obs1, obs2, acts, rews, done)``.
+            update: ``update(train, j)``, the algorithm's update (``spinup_tf.algos.steps``).
+            act: ``(batch, act_dim)`` deterministic action of ``batch['obs1']`` (test
+                episodes, and the training action plus noise when ``explore`` is None).
+            explore: ``(batch, act_dim)`` training action (SAC's sample), or None.
+            saved: ``(inputs, outputs)`` dicts of the SavedModel.
+            init_ops: run once after the variables are initialised (target init).
+            log_diagnostics: ``log_diagnostics(logger)`` logs the algorithm's columns after
+                ``TotalEnvInteracts``, with ``logger.log_tabular``.
+        """
+        o, p = self.options, self.p
+        with self.graph.as_default():
+            plain = PlainUpdates(update, batch, _batch_transform(o))
+            engine = None
+            if o.fused:
+                from spinup_tf.fast import FastEngine
+                engine = FastEngine(self, update, batch, act, explore, plain.diagnostics,
+                                    _batch_transform(o))
+            if engine is None or engine.replay_buffer is None:
+                replay_buffer = ReplayBuffer(self.obs_dim, self.act_dim, p.replay_size)
+            else:
+                replay_buffer = engine.replay_buffer
+        inputs, outputs = saved
+        sess = self.setup.start_session(inputs, outputs, init_ops)
+
+        act_fn = _graph_policy(sess, batch['obs1'], act)
+        explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
+            else None
+        update_window, on_restore = plain.window(sess, replay_buffer, p.batch_size,
+                                                 self.logger), None
+        if engine is not None:
+            act_fn, explore_fn, update_window, on_restore = engine.start(
+                sess, act_fn, explore_fn, update_window)
+        if explore_fn is None:
+            noise = exploration_noise(o.noise, self.act_noise, self.act_dim, p.max_ep_len)
+            explore_fn = NoisyPolicy(act_fn, noise, self.act_low, self.act_high)
+        random_action = self.policy_space.sample if o.action_range is not None else \
+            self.env.action_space.sample
+
+        def log_all(logger):
+            if o.rllab_logging:
+                from spinup_tf.reproductions import rllab_logging
+                q_fit = rllab_logging.q_fit_stats(logger)
+            if log_diagnostics is not None:
+                log_diagnostics(logger)
+            if o.rllab_logging:
+                rllab_logging.log_rllab_columns(logger, q_fit)
+
+        loop = _Loop(self, replay_buffer, act_fn, explore_fn, update_window, random_action,
+                     log_all, plain.keys, on_restore, sess)
+        loop.run()
 
 
-def fused_path(sess, logger, buffer, window, actor, store, checks=()):
-    """Acting and updates of the fused path, once the session is up.
+def _check(env, algo, p):
+    flat_obs_dim(env.observation_space, algo)
+    box_action_bounds(env.action_space, algo)
+    check_positive_ints(steps_per_epoch=p.steps_per_epoch, epochs=p.epochs,
+                        batch_size=p.batch_size, replay_size=p.replay_size)
+    if p.replay_size < MIN_SLOTS:
+        raise UserInputError('replay_size must be at least %d, got %r' % (MIN_SLOTS,
+                                                                        p.replay_size))
+    if isinstance(p.batch_size, int) and p.batch_size > p.replay_size:
+        raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
+                             '(replay_size %d)' % (p.batch_size, p.replay_size))
 
-    The numpy ``actor`` (weights refreshed by every window) is used only after each
-    ``(x_ph, tensor, mirror)`` of ``checks`` matched the graph on random inputs
-    (``numpy_policy.check_mirror``).
 
-    Args:
-        store: ``store(outputs)`` gets each window's dict of stacked diagnostics.
+def _batch_transform(options):
+    if not options.normalize_rewards:
+        return None
+    from spinup_tf.reproductions.quirks import normalized_rewards
+    return normalized_rewards
 
-    Returns:
-        ``(actor, update_window, on_restore)``: ``actor`` is None when acting must stay in the
-        graph (no actor, or a check failed, which is logged).
-    """
-    if actor is not None:
-        try:
-            actor.pull(sess)
-            for x_ph, tensor, mirror in checks:
-                if mirror is not actor:
-                    mirror.pull(sess)
-                check_mirror(sess, x_ph, tensor, mirror, int(x_ph.shape[-1]))
-        except NoMirror as e:
-            logger.log('Acting through the graph: %s' % e, 'yellow')
-            actor = None
-    updater = FusedUpdater(sess, buffer, window, store,
-                           on_weights=actor.set_weights if actor is not None else None)
-    on_restore = (lambda: actor.pull(sess)) if actor is not None else None
-    return actor, updater, on_restore
+
+def _graph_policy(sess, x_ph, tensor):
+    """``f(o)``: ``tensor`` at one observation, one ``sess.run``."""
+    fn = sess.make_callable(tensor, feed_list=[x_ph])
+
+    def policy(o):
+        return fn(o.reshape(1, -1))[0]
+    return policy
 
 
 class NoisyPolicy:
@@ -129,110 +196,114 @@ class NoisyPolicy:
         self.noise.reset()
 
 
-def plain_update_window(replay_buffer, batch_size, update):
-    """Spinning Up's update loop: ``window(n)`` calls ``update(batch, j)`` for ``j < n``,
-    each on a fresh numpy batch from ``replay_buffer``."""
-    def window(n_updates):
-        for j in range(n_updates):
-            update(replay_buffer.sample_batch(batch_size), j)
-    return window
+class PlainUpdates:
+    """The plain engine: every ``train`` call of ``update`` is one ``sess.run``, fed with a
+    numpy batch, as in Spinning Up's loop.
 
-
-def run_off_policy(env, test_env, logger, replay_buffer, act, explore, update_window, *, seed,
-                   steps_per_epoch, epochs, batch_size, start_steps,
-                   update_after, update_every, num_test_episodes, max_ep_len, save_freq,
-                   diagnostics, finite_keys, update_at_episode_end=False, updates_per_step=1,
-                   random_action=None,
-                   save_state=None, session=None, on_epoch_end=None, on_restore=None):
-    """Collect experience, update, test and log, epoch after epoch.
-
-    Args:
-        act: ``act(o)`` maps an observation ``(obs_dim,)`` to the deterministic action
-            ``(act_dim,)`` of the current policy (used in the test episodes).
-        explore: ``explore(o)`` gives the training action after ``start_steps`` (e.g. a
-            ``NoisyPolicy``, or SAC's sampled action); its ``reset()``, if any, is called at
-            the start of every episode.
-        update_window: ``update_window(n)`` runs ``n`` gradient steps on batches from
-            ``replay_buffer`` and stores their diagnostics in the logger.
-        update_at_episode_end (bool): run all updates at the end of each trajectory, one per
-            step it had (the DDPG seed's schedule) instead of ``update_every`` steps at a time.
-        updates_per_step (int): gradient steps per env step (a window of ``n`` steps runs
-            ``n * updates_per_step`` updates).
-        random_action: ``random_action()`` for the first ``start_steps`` (default: the env's
-            seeded ``action_space.sample``).
-        diagnostics: list of ``(key, log_tabular kwargs)`` the algorithm adds after
-            TotalEnvInteracts; instead of kwargs, a callable giving the value to log.
-        finite_keys: diagnostics that must stay finite; a NaN/Inf stops the run with
-            ``NonFiniteError`` before the model is saved again.
-        save_state: ``save_state(epoch)`` saves the model (skipped when None). On Ctrl-C
-            (``KeyboardInterrupt``) it is called with ``None`` before the interrupt goes on.
-
-    A checkpoint (``spinup_tf.utils.checkpoint``) is written after the log row of every
-    ``save_freq``-th epoch and of the last one, and on Ctrl-C; with ``logger.resume`` the loop
-    starts from it.
-        session: closed, with the logger and both envs, when the loop ends for any reason.
-        on_epoch_end: ``on_epoch_end(epoch)`` called after each epoch's row is written.
-        on_restore: ``on_restore()`` called after a checkpoint was loaded (e.g. to pull the
-            numpy actor's weights).
+    Built in the graph: one op group per distinct call of ``update`` (ordered as one
+    Spinning Up ``sess.run`` with chained control dependencies:
+    ``spinup_tf.fast.ordering.build_call``). ``diagnostics`` maps each loss function to its
+    ``{key: shape}`` (the fast engine's window needs them); ``keys`` lists every key.
     """
-    checkpointer = Checkpointer(logger, [env, test_env], replay_buffer)
-    loop_state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
-    started = time.time()
-    try:
-        _loop(env, test_env, logger, replay_buffer, act, explore, update_window, seed,
-              steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
-              num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
-              update_at_episode_end, updates_per_step, random_action or env.action_space.sample,
-              save_state, on_epoch_end, on_restore, checkpointer, loop_state)
-    except KeyboardInterrupt:
-        logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
-        if save_state is not None:
-            save_state(None)
-        checkpointer.save(dict(loop_state, elapsed=loop_state['elapsed'] + time.time() - started))
-        raise
-    finally:
-        logger.close()
-        env.close()
-        test_env.close()
-        if session is not None:
-            session.close()
+
+    def __init__(self, update, batch, batch_transform=None):
+        from spinup_tf.fast.ordering import ProgramOrder, build_call
+        self.update, self.batch = update, batch
+        self.phs = [batch[k] for k in ('obs1', 'obs2', 'acts', 'rews', 'done')]
+        fed = batch_transform(dict(batch)) if batch_transform is not None else batch
+        self.calls, self.diagnostics = [], {}
+        for call in distinct_calls(update):
+            out, ops = build_call(ProgramOrder(), call, fed)
+            merged = {k: v for _, d in out for k, v in d.items()}
+            names = sorted(merged)
+            self.calls.append((call, names, [merged[k] for k in names] + [tf.group(ops)]))
+            for loss_fn, d in out:
+                self.diagnostics.setdefault(loss_fn, {k: v.shape.as_list() for k, v in d.items()})
+        self.keys = sorted(set(k for d in self.diagnostics.values() for k in d))
+
+    def window(self, sess, replay_buffer, batch_size, logger):
+        """``window(n)``: ``n`` updates, each on a fresh numpy batch from ``replay_buffer``;
+        the diagnostics go to ``logger``."""
+        runs = [(call, names, sess.make_callable(fetches, feed_list=self.phs))
+                for call, names, fetches in self.calls]
+
+        def train_call(feeds):
+            def train(*steps):
+                for call, names, run in runs:
+                    if len(call) == len(steps) and all(a is b for a, b in zip(call, steps)):
+                        values = run(*feeds)
+                        logger.store(**dict(zip(names, values[:-1])))
+                        return
+                raise RuntimeError('update made a train call it did not make when traced')
+            return train
+
+        def window(n_updates):
+            for j in range(n_updates):
+                b = replay_buffer.sample_batch(batch_size)
+                feeds = (b['obs1'], b['obs2'], b['acts'], b['rews'], b['done'])
+                self.update(train_call(feeds), j)
+        return window
 
 
-def _loop(env, test_env, logger, replay_buffer, act, explore, update_window, seed,
-          steps_per_epoch, epochs, batch_size, start_steps, update_after, update_every,
-          num_test_episodes, max_ep_len, save_freq, diagnostics, finite_keys,
-          update_at_episode_end, updates_per_step, random_action, save_state, on_epoch_end,
-          on_restore, checkpointer, loop_state):
-    """The loop itself. ``loop_state`` (next step ``t``, finished ``epoch``s, ``elapsed``
-    seconds before this process, ``test_seeded``) is kept current so that an interrupt can
-    checkpoint it."""
-    reset_exploration = getattr(explore, 'reset', lambda: None)
+class _Loop:
+    """Collect experience, update, test and log, epoch after epoch (Spinning Up's loop)."""
 
-    def test_agent():
-        for _ in range(num_test_episodes):
-            if not loop_state['test_seeded']:
-                o = seed_env(test_env, seed + 10000)
-                loop_state['test_seeded'] = True
+    def __init__(self, run, replay_buffer, act, explore, update_window, random_action,
+                 log_diagnostics, finite_keys, on_restore, sess):
+        self.run_, self.p, self.options, self.logger = run, run.p, run.options, run.logger
+        self.env, self.test_env = run.env, run.test_env
+        self.replay_buffer, self.act, self.explore = replay_buffer, act, explore
+        self.update_window, self.random_action = update_window, random_action
+        self.log_diagnostics, self.finite_keys = log_diagnostics, finite_keys
+        self.on_restore, self.sess = on_restore, sess
+        self.checkpointer = Checkpointer(self.logger, [self.env, self.test_env], replay_buffer)
+        self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
+
+    def run(self):
+        started = time.time()
+        try:
+            self._loop()
+        except KeyboardInterrupt:
+            self.logger.log('Interrupted: saving the model and a checkpoint before exiting.',
+                            'yellow')
+            self.logger.save_state({'epoch': None})
+            self.checkpointer.save(dict(self.state,
+                                        elapsed=self.state['elapsed'] + time.time() - started))
+            raise
+        finally:
+            self.logger.close()
+            self.env.close()
+            self.test_env.close()
+            self.sess.close()
+
+    def test_agent(self):
+        p, test_env = self.p, self.test_env
+        for _ in range(p.num_test_episodes):
+            if not self.state['test_seeded']:
+                o = seed_env(test_env, p.seed + 10000)
+                self.state['test_seeded'] = True
             else:
                 o, _ = test_env.reset()
             ep_ret, ep_len, done = 0.0, 0, False
             while not done:
                 # Take deterministic actions at test time (no noise).
-                o, r, terminated, truncated, _ = test_env.step(act(o))
+                o, r, terminated, truncated, _ = test_env.step(self.act(o))
                 ep_ret += r
                 ep_len += 1
-                done = terminated or truncated or ep_len == max_ep_len
-            logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+                done = terminated or truncated or ep_len == p.max_ep_len
+            self.logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
 
-    def run_updates(n_steps):
-        update_window(n_steps * updates_per_step)
+    def run_updates(self, n_steps):
+        self.update_window(n_steps * self.options.updates_per_step)
 
-    def end_epoch(epoch, t):
-        check_finite(logger, finite_keys, epoch)
-        last = epoch == epochs
-        if save_state is not None and ((save_freq and epoch % save_freq == 0) or last):
-            save_state(epoch)
-        test_agent()
+    def end_epoch(self, epoch, t):
+        p, logger = self.p, self.logger
+        check_finite(logger, self.finite_keys, epoch)
+        last = epoch == p.epochs
+        saving = (p.save_freq and epoch % p.save_freq == 0) or last
+        if saving:
+            logger.save_state({'epoch': epoch})
+        self.test_agent()
 
         logger.log_tabular('Epoch', epoch)
         logger.log_tabular('EpRet', with_min_and_max=True)
@@ -240,72 +311,73 @@ def _loop(env, test_env, logger, replay_buffer, act, explore, update_window, see
         logger.log_tabular('EpLen', average_only=True)
         logger.log_tabular('TestEpLen', average_only=True)
         logger.log_tabular('TotalEnvInteracts', t + 1)
-        for key, how in diagnostics:
-            if callable(how):  # a value computed now, e.g. from logger.last_stats
-                logger.log_tabular(key, how())
-            else:
-                logger.log_tabular(key, **how)
-        logger.log_tabular('Time', loop_state['elapsed'] + time.time() - start_time)
+        self.log_diagnostics(logger)
+        logger.log_tabular('Time', self.state['elapsed'] + time.time() - self.start_time)
         logger.dump_tabular()
-        loop_state['epoch'] = epoch
-        if (save_freq and epoch % save_freq == 0) or last:
-            checkpointer.save(dict(loop_state, elapsed=loop_state['elapsed']
-                                   + time.time() - start_time))
-        if on_epoch_end is not None:
-            on_epoch_end(epoch)
+        logger.epoch_dict.clear()  # values stored but not logged (e.g. DDPG's Backup)
+        self.state['epoch'] = epoch
+        if saving:
+            self.checkpointer.save(dict(self.state, elapsed=self.state['elapsed']
+                                        + time.time() - self.start_time))
 
-    start_time = time.time()
-    total_steps = steps_per_epoch * epochs
-    if logger.resume:
-        loop_state.update(checkpointer.restore())
-        if on_restore is not None:
-            on_restore()
-        t0 = loop_state['t']
-        logger.log('Resuming at step %d (epoch %d of %d done).'
-                   % (t0, loop_state['epoch'], epochs), 'cyan')
-        # Killed between an epoch's last step and its log row: finish that epoch first.
-        if t0 % steps_per_epoch == 0 and loop_state['epoch'] < t0 // steps_per_epoch:
-            end_epoch(t0 // steps_per_epoch, t0 - 1)
-        o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
-    else:
-        t0 = 0
-        o = seed_env(env, seed)
-    reset_exploration()
-    ep_ret, ep_len = 0.0, 0
-
-    for t in range(t0, total_steps):
-        check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
-        # Until start_steps have elapsed, sample actions uniformly at random for better
-        # exploration (the action space is seeded). Afterwards, explore with the policy.
-        if t >= start_steps:
-            a = explore(o)
+    def _loop(self):
+        p, logger, env, replay_buffer = self.p, self.logger, self.env, self.replay_buffer
+        reset_exploration = getattr(self.explore, 'reset', lambda: None)
+        self.start_time = time.time()
+        total_steps = p.steps_per_epoch * p.epochs
+        if logger.resume:
+            self.state.update(self.checkpointer.restore())
+            if self.on_restore is not None:
+                self.on_restore()
+            t0 = self.state['t']
+            logger.log('Resuming at step %d (epoch %d of %d done).'
+                       % (t0, self.state['epoch'], p.epochs), 'cyan')
+            # Killed between an epoch's last step and its log row: finish that epoch first.
+            if t0 % p.steps_per_epoch == 0 and self.state['epoch'] < t0 // p.steps_per_epoch:
+                self.end_epoch(t0 // p.steps_per_epoch, t0 - 1)
+            o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
         else:
-            a = random_action()
+            t0 = 0
+            o = seed_env(env, p.seed)
+        reset_exploration()
+        ep_ret, ep_len = 0.0, 0
 
-        o2, r, terminated, truncated, _ = env.step(a)
-        ep_ret += r
-        ep_len += 1
-        # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
-        # not a terminal state: store d = terminated only, so the target bootstraps through it.
-        truncated = truncated or ep_len == max_ep_len
-        replay_buffer.store(o, a, r, o2, float(terminated),
-                            episode_end=terminated or truncated)
-        loop_state['t'] = t + 1
+        for t in range(t0, total_steps):
+            check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
+            # Until start_steps have elapsed, sample actions uniformly at random for better
+            # exploration (the action space is seeded). Afterwards, explore with the policy.
+            if t >= p.start_steps:
+                a = self.explore(o)
+            else:
+                a = self.random_action()
 
-        # Super critical, easy to overlook step: make sure to update most recent observation!
-        o = o2
+            o2, r, terminated, truncated, _ = env.step(a)
+            ep_ret += r
+            ep_len += 1
+            # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
+            # not a terminal state: store d = terminated only, so the target bootstraps
+            # through it.
+            truncated = truncated or ep_len == p.max_ep_len
+            replay_buffer.store(o, a, r, o2, float(terminated),
+                                episode_end=terminated or truncated)
+            self.state['t'] = t + 1
 
-        if terminated or truncated:
-            if update_at_episode_end and replay_buffer.size >= update_after:
-                run_updates(ep_len)
-            logger.store(EpRet=ep_ret, EpLen=ep_len)
-            o, _ = env.reset()
-            reset_exploration()
-            ep_ret, ep_len = 0.0, 0
+            # Super critical, easy to overlook step: make sure to update most recent
+            # observation!
+            o = o2
 
-        if not update_at_episode_end and t >= update_after and t % update_every == 0:
-            run_updates(update_every)
+            if terminated or truncated:
+                if self.options.update_at_episode_end and replay_buffer.size >= p.update_after:
+                    self.run_updates(ep_len)
+                logger.store(EpRet=ep_ret, EpLen=ep_len)
+                o, _ = env.reset()
+                reset_exploration()
+                ep_ret, ep_len = 0.0, 0
 
-        # End of epoch wrap-up
-        if (t + 1) % steps_per_epoch == 0:
-            end_epoch((t + 1) // steps_per_epoch, t)
+            if not self.options.update_at_episode_end and t >= p.update_after \
+                    and t % p.update_every == 0:
+                self.run_updates(p.update_every)
+
+            # End of epoch wrap-up
+            if (t + 1) % p.steps_per_epoch == 0:
+                self.end_epoch((t + 1) // p.steps_per_epoch, t)
