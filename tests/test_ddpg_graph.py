@@ -1,64 +1,56 @@
-"""DDPG's graph: Bellman backup by hand, q_pi sharing Q's weights, train-op isolation."""
+"""DDPG's graph against numpy: scopes, the shared Q weights of q_pi, the Bellman backup and
+loss, and which variables each train step moves."""
 import numpy as np
-from gymnasium.spaces import Box
 
-from spinup_tf.utils.tf1 import tf, get_trainable_vars, get_vars, make_session
-from spinup_tf.algos.ddpg import build_ddpg_graph
-from test_td3_graph import _numpy_mlp, _batch, _feed, OBS_DIM, ACT_DIM, SPACE
+from offpolicy_graphs import (capture, random_batch, run_call, calls, weights, shift_targets,
+                              numpy_mlp)
 
-
-def _build(**kw):
-    tf.set_random_seed(0)
-    g = build_ddpg_graph(OBS_DIM, ACT_DIM, SPACE, ac_kwargs=dict(hidden_sizes=(8, 8)), **kw)
-    sess = make_session()
-    sess.run(tf.global_variables_initializer())
-    sess.run(g.target_init)
-    return g, sess
+LOW, HIGH = np.array([-2.0], np.float32), np.array([2.0], np.float32)
 
 
-def test_scopes_and_shared_q_weights():
-    with tf.Graph().as_default():
-        g, sess = _build()
+def test_scopes_and_shared_q_weights(monkeypatch, tmp_path):
+    from spinup_tf.utils.tf1 import get_trainable_vars
+    g = capture(monkeypatch, tmp_path, 'ddpg')
+    with g.run.graph.as_default():
         names = [v.op.name for v in get_trainable_vars('main')]
         assert [n for n in names if n.startswith('main/q/')] == [
             'main/q/dense/kernel', 'main/q/dense/bias', 'main/q/dense_1/kernel',
             'main/q/dense_1/bias', 'main/q/dense_2/kernel', 'main/q/dense_2/bias']
         assert len(get_trainable_vars('target')) == len(names) == 12
-        # q_pi is q evaluated at pi(x): feed a = pi(x) and compare.
-        x = np.random.RandomState(0).randn(5, OBS_DIM).astype(np.float32)
-        pi = sess.run(g.pi, {g.x_ph: x})
-        q_at_pi, q_pi = sess.run([g.q, g.q_pi], {g.x_ph: x, g.a_ph: pi})
-        np.testing.assert_allclose(q_at_pi, q_pi, rtol=1e-6)
+    b = random_batch(np.random.RandomState(0), 5, LOW, HIGH)
+    pi = g.sess.run(g.act, {g.batch['obs1']: b['obs1']})
+    b['acts'] = pi
+    got = g.sess.run([g.losses['q_loss'], g.losses['pi_loss']],
+                     {g.batch[k]: v for k, v in b.items()})
+    # -LossPi is the mean of q(x, pi(x)): the same as Q evaluated at a = pi(x).
+    np.testing.assert_allclose(-got[1]['LossPi'], np.mean(got[0]['QVals']), rtol=1e-5)
 
 
-def test_bellman_backup_equals_hand_computation():
+def test_bellman_backup_and_loss_equal_hand_computation(monkeypatch, tmp_path):
     gamma = 0.95
-    with tf.Graph().as_default():
-        g, sess = _build(gamma=gamma)
-        sess.run([tf.assign_add(v, 0.05 * tf.ones_like(v)) for v in get_trainable_vars('target')])
-        b = _batch(np.random.RandomState(3))
-        backup = sess.run(g.backup, _feed(g, b))
-        w_pi = sess.run(get_trainable_vars('target/pi'))
-        w_q = sess.run(get_trainable_vars('target/q'))
-        mid, half = (SPACE.high + SPACE.low) / 2, (SPACE.high - SPACE.low) / 2
-        a2 = mid + half * _numpy_mlp(w_pi, b['x2'], np.tanh)
-        q_targ = _numpy_mlp(w_q, np.concatenate([b['x2'], a2], axis=1))[:, 0]
-        np.testing.assert_allclose(backup, b['r'] + gamma * (1 - b['d']) * q_targ,
-                                   rtol=1e-4, atol=1e-4)
+    g = capture(monkeypatch, tmp_path, 'ddpg', gamma=gamma)
+    shift_targets(g, 0.05)
+    b = random_batch(np.random.RandomState(3), 64, LOW, HIGH)
+    got = g.sess.run(g.losses['q_loss'], {g.batch[k]: v for k, v in b.items()})
+    a2 = 2.0 * numpy_mlp(weights(g, 'target/pi'), b['obs2'], np.tanh)
+    q_targ = numpy_mlp(weights(g, 'target/q'), np.concatenate([b['obs2'], a2], axis=1))[:, 0]
+    backup = b['rews'] + gamma * (1 - b['done']) * q_targ
+    np.testing.assert_allclose(got['Backup'], backup, rtol=1e-4, atol=1e-4)
+    q = numpy_mlp(weights(g, 'main/q'), np.concatenate([b['obs1'], b['acts']], axis=1))[:, 0]
+    np.testing.assert_allclose(got['LossQ'], np.mean((q - backup) ** 2), rtol=1e-4)
 
 
-def test_train_ops_touch_only_their_networks():
-    with tf.Graph().as_default():
-        g, sess = _build()
-        feed = _feed(g, _batch(np.random.RandomState(4)))
-        pi0, q0, t0 = sess.run([get_vars('main/pi'), get_trainable_vars('main/q'),
-                                get_trainable_vars('target')])
-        sess.run(g.train_q_op, feed)
-        pi1, q1, t1 = sess.run([get_vars('main/pi'), get_trainable_vars('main/q'),
-                                get_trainable_vars('target')])
-        assert all(np.array_equal(a, b) for a, b in zip(pi0, pi1))
-        assert all(np.array_equal(a, b) for a, b in zip(t0, t1))
-        assert not all(np.array_equal(a, b) for a, b in zip(q0, q1))
-        sess.run(g.train_pi_op, feed)
-        q2 = sess.run(get_trainable_vars('main/q'))
-        assert all(np.array_equal(a, b) for a, b in zip(q1, q2))
+def test_train_steps_touch_only_their_networks(monkeypatch, tmp_path):
+    g = capture(monkeypatch, tmp_path, 'ddpg')
+    q_call, pi_call = calls(g)
+    b = random_batch(np.random.RandomState(4), 32, LOW, HIGH)
+    pi0, q0, t0 = weights(g, 'main/pi'), weights(g, 'main/q'), weights(g, 'target')
+    run_call(g, q_call, b)
+    pi1, q1, t1 = weights(g, 'main/pi'), weights(g, 'main/q'), weights(g, 'target')
+    assert all(np.array_equal(a, c) for a, c in zip(pi0, pi1))
+    assert all(np.array_equal(a, c) for a, c in zip(t0, t1))
+    assert not all(np.array_equal(a, c) for a, c in zip(q0, q1))
+    run_call(g, pi_call, b)
+    q2, pi2 = weights(g, 'main/q'), weights(g, 'main/pi')
+    assert all(np.array_equal(a, c) for a, c in zip(q1, q2))
+    assert not all(np.array_equal(a, c) for a, c in zip(pi1, pi2))

@@ -6,9 +6,9 @@ from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, make_session, placeholders, ACTIVATIONS, activation_by_name
 from spinup_tf.reproductions.networks import ACTOR_CRITICS
+from spinup_tf.algos.core import mlp_sac_actor_critic
 from spinup_tf.fast.mirrors import (NoMirror, check_mirror, NUMPY_ACTIVATIONS, dense_chain,
-                                    NumpyMLP, deterministic_actor)
-from spinup_tf.algos.sac import build_sac_graph, numpy_sac_actor
+                                    NumpyMLP, deterministic_actor, policy_mirror)
 
 OBS, ACT = 5, 3
 
@@ -79,21 +79,24 @@ def test_sac_actor_matches_mean_and_samples_the_squashed_gaussian():
     space = Box(np.array([-1.0, 0.0, 2.0], np.float32), np.array([1.0, 4.0, 3.0], np.float32))
     with tf.Graph().as_default():
         tf.set_random_seed(0)
-        g = build_sac_graph(OBS, ACT, space, ac_kwargs=dict(hidden_sizes=(16, 16)))
-        actor, checks = numpy_sac_actor(g, space.low, space.high)
+        x_ph, a_ph = placeholders(OBS, ACT)
+        with tf.variable_scope('main'):
+            mu, pi, _, _, _ = mlp_sac_actor_critic(x_ph, a_ph, hidden_sizes=(16, 16),
+                                                   action_space=space)
+        actor, checks = policy_mirror(x_ph, mu, pi, 'main/pi', space)
         sess = make_session()
         sess.run(tf.global_variables_initializer())
         sess.run([tf.assign_add(v, 0.2 * tf.random_normal(tf.shape(v)))
                   for v in tf.trainable_variables()])
         actor.pull(sess)
-        for x_ph, tensor, mirror in checks:
+        for tensor, mirror in checks:
             mirror.pull(sess)
             check_mirror(sess, x_ph, tensor, mirror, OBS, n=64)
         # Samples: same distribution as the graph's pi for one observation.
         obs = np.random.RandomState(1).randn(OBS).astype(np.float32)
         np.random.seed(0)
         ours = np.stack([actor.sample(obs) for _ in range(4000)])
-        theirs = sess.run(g.pi, {g.x_ph: np.repeat(obs[None], 4000, axis=0)})
+        theirs = sess.run(pi, {x_ph: np.repeat(obs[None], 4000, axis=0)})
     assert np.all(ours >= space.low) and np.all(ours <= space.high)
     for dim in range(ACT):  # two-sample Kolmogorov-Smirnov distance per action dimension
         assert ks_2samp(ours[:, dim], theirs[:, dim]).statistic < 0.05

@@ -5,7 +5,9 @@ from gymnasium.spaces import Box
 import pytest
 
 from spinup_tf.utils.logx import EpochLogger
-from spinup_tf.loops.off_policy import run_off_policy, plain_update_window
+from types import SimpleNamespace
+
+from spinup_tf.loops.off_policy import Loop, OPTIONS
 from spinup_tf.utils.errors import NonFiniteError, check_positive_ints
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.loops.replay_buffer import ReplayBuffer
@@ -37,18 +39,22 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
     buf = ReplayBuffer(1, 1, 1000)
     calls = []
 
-    def update(batch, j):
-        calls.append((buf.size, j))
-        logger.store(LossQ=loss)
+    def train(n):
+        for j in range(n):
+            buf.sample_batch(4)
+            calls.append((buf.size, j))
+            logger.store(LossQ=loss)
 
-    run_off_policy(env_fn(), env_fn(), logger, buf, act=lambda o: np.zeros(1),
-                   explore=lambda o: np.zeros(1),
-                   update_window=plain_update_window(buf, 4, update), seed=0,
-                   steps_per_epoch=steps, epochs=epochs, batch_size=4, start_steps=0,
-                   update_after=update_after, update_every=update_every, num_test_episodes=1,
-                   max_ep_len=max_ep_len, save_freq=1, diagnostics=[('LossQ', {})],
-                   finite_keys=['LossQ'], update_at_episode_end=update_at_episode_end,
-                   updates_per_step=updates_per_step)
+    p = SimpleNamespace(seed=0, steps_per_epoch=steps, epochs=epochs, batch_size=4,
+                        start_steps=0, update_after=update_after, update_every=update_every,
+                        num_test_episodes=1, max_ep_len=max_ep_len, save_freq=1)
+    options = SimpleNamespace(**dict(OPTIONS, update_at_episode_end=update_at_episode_end,
+                                     updates_per_step=updates_per_step))
+    agent = SimpleNamespace(act=lambda o: np.zeros(1), explore=lambda o: np.zeros(1),
+                            random_action=lambda: np.zeros(1), train=train,
+                            log_diagnostics=lambda lg: lg.log_tabular('LossQ'),
+                            finite_keys=['LossQ'], on_restore=None, save=None)
+    Loop(p, options, logger, env_fn(), env_fn(), buf, agent).run()
     return buf, calls
 
 

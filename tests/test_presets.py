@@ -4,11 +4,10 @@ import gymnasium as gym
 from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars, make_session
-from spinup_tf.reproductions.networks import resolve_actor_critic
-from spinup_tf.algos.td3 import build_td3_graph, normalized
-from spinup_tf.algos.ddpg import build_ddpg_graph
 from spinup_tf.reproductions.presets import PRESETS, get_preset, env_defaults
+from spinup_tf.reproductions.quirks import normalized_rewards
 from test_offpolicy_loop import _run, LineEnv
+from offpolicy_graphs import capture
 
 OBS, ACT = 3, 1
 SPACE = Box(-2.0, 2.0, shape=(ACT,), dtype=np.float32)
@@ -18,11 +17,15 @@ def _linear_params(sizes):
     return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
 
 
-def test_udemy_graph_scopes_and_sizes():
-    p = PRESETS['td3']['udemy']
-    with tf.Graph().as_default():
-        build_td3_graph(OBS, ACT, SPACE, resolve_actor_critic(p.kwargs['actor_critic']),
-                        p.kwargs['ac_kwargs'])
+def _preset_graph(monkeypatch, tmp_path, algo, preset, **kwargs):
+    p = PRESETS[algo][preset]
+    return capture(monkeypatch, tmp_path, algo, actor_critic=p.kwargs['actor_critic'],
+                   ac_kwargs=kwargs.pop('ac_kwargs', p.kwargs.get('ac_kwargs')), **kwargs)
+
+
+def test_udemy_graph_scopes_and_sizes(monkeypatch, tmp_path):
+    g = _preset_graph(monkeypatch, tmp_path, 'td3', 'udemy')
+    with g.run.graph.as_default():
         names = [v.op.name for v in get_trainable_vars('main')]
         assert names[:6] == ['main/pi/l1/kernel', 'main/pi/l1/bias', 'main/pi/l2/kernel',
                              'main/pi/l2/bias', 'main/pi/l3/kernel', 'main/pi/l3/bias']
@@ -30,24 +33,21 @@ def test_udemy_graph_scopes_and_sizes():
         assert count_vars('main/pi') == _linear_params([OBS, 400, 300, ACT])
         assert count_vars('main/critic') == 2 * _linear_params([OBS + ACT, 400, 300, 1])
         assert count_vars('target') == count_vars('main')
-        with make_session() as sess:
-            sess.run(tf.global_variables_initializer())
-            k1, b1 = sess.run(get_trainable_vars('main/pi/l1'))
+        if True:
+            k1, b1 = g.sess.run(get_trainable_vars('main/pi/l1'))
             bound = 1 / np.sqrt(OBS)  # PyTorch nn.Linear: U(+-1/sqrt(fan_in)), bias too
             assert np.abs(k1).max() <= bound and np.abs(b1).max() <= bound
             assert np.abs(b1).max() > 0
 
 
-def test_tensorlayer_graph_sizes_and_init():
-    p = PRESETS['td3']['tensorlayer']
-    with tf.Graph().as_default():
-        build_td3_graph(OBS, ACT, SPACE, resolve_actor_critic(p.kwargs['actor_critic']),
-                        p.kwargs['ac_kwargs'], policy_space=Box(-1.0, 1.0, (ACT,)))
+def test_tensorlayer_graph_sizes_and_init(monkeypatch, tmp_path):
+    g = _preset_graph(monkeypatch, tmp_path, 'td3', 'tensorlayer', action_range=1.0)
+    with g.run.graph.as_default():
         assert count_vars('main/pi') == _linear_params([OBS, 32, 32, 32, ACT])
         assert count_vars('main/q1') == count_vars('main/q2') == _linear_params([OBS + ACT, 32,
                                                                                    32, 1])
-        with make_session() as sess:
-            sess.run(tf.global_variables_initializer())
+        if True:
+            sess = g.sess
             for v, val in zip(get_trainable_vars('main'), sess.run(get_trainable_vars('main'))):
                 assert np.abs(val).max() <= 3e-3 + 1e-9, v.op.name
             out_bias = sess.run([v for v in get_trainable_vars('main/pi')
@@ -55,30 +55,29 @@ def test_tensorlayer_graph_sizes_and_init():
             assert np.abs(out_bias).max() > 0  # the output bias is uniform too
 
 
-def test_tensorlayer_action_range_quirk_limits_the_policy():
-    with tf.Graph().as_default():
-        g = build_td3_graph(OBS, ACT, SPACE, resolve_actor_critic('tensorlayer'),
-                            dict(hidden_sizes=(32, 32), init_w=1.0),
-                            policy_space=Box(-1.0, 1.0, (ACT,)))
-        with make_session() as sess:
-            sess.run(tf.global_variables_initializer())
-            pi = sess.run(g.pi, {g.x_ph: 100 * np.random.RandomState(0).randn(200, OBS)})
-            assert np.abs(pi).max() <= 1.0 and np.abs(pi).max() > 0.9
+def test_tensorlayer_action_range_quirk_limits_the_policy(monkeypatch, tmp_path):
+    g = _preset_graph(monkeypatch, tmp_path, 'td3', 'tensorlayer', action_range=1.0,
+                      ac_kwargs=dict(hidden_sizes=(32, 32), init_w=1.0))
+    pi = g.sess.run(g.act, {g.batch['obs1']: 100 * np.random.RandomState(0).randn(200, OBS)})
+    assert np.abs(pi).max() <= 1.0 and np.abs(pi).max() > 0.9
+    # Without the quirk the policy uses Pendulum's bounds [-2, 2].
+    g = _preset_graph(monkeypatch, tmp_path / 'off', 'td3', 'tensorlayer',
+                      ac_kwargs=dict(hidden_sizes=(32, 32), init_w=1.0))
+    pi = g.sess.run(g.act, {g.batch['obs1']: 100 * np.random.RandomState(0).randn(200, OBS)})
+    assert np.abs(pi).max() > 1.9
 
 
-def test_rllab_graph_concatenates_the_action_late():
-    p = PRESETS['ddpg']['rllab-mxnet']
-    with tf.Graph().as_default():
-        build_ddpg_graph(OBS, ACT, SPACE, resolve_actor_critic(p.kwargs['actor_critic']))
+def test_rllab_graph_concatenates_the_action_late(monkeypatch, tmp_path):
+    g = _preset_graph(monkeypatch, tmp_path, 'ddpg', 'rllab-mxnet', ac_kwargs={})
+    with g.run.graph.as_default():
         shapes = {v.op.name: v.shape.as_list() for v in get_trainable_vars('main/q')}
         assert shapes['main/q/dense/kernel'] == [OBS, 32]
         assert shapes['main/q/dense_1/kernel'] == [32, 32]
         assert shapes['main/q/dense_2/kernel'] == [32 + ACT, 32]
         assert shapes['main/q/dense_3/kernel'] == [32, 1]
         assert count_vars('main/pi') == _linear_params([OBS, 32, 32, ACT])
-        with make_session() as sess:
-            sess.run(tf.global_variables_initializer())
-            k = np.concatenate([x.ravel() for x in sess.run(get_trainable_vars('main'))
+        if True:
+            k = np.concatenate([x.ravel() for x in g.sess.run(get_trainable_vars('main'))
                                 if x.ndim == 2])
             assert 0.008 < k.std() < 0.012  # N(0, 0.01)
 
@@ -86,8 +85,10 @@ def test_rllab_graph_concatenates_the_action_late():
 def test_reward_normalisation_by_hand():
     r = np.array([1.0, 2.0, 3.0, 10.0], dtype=np.float32)
     expected = (r - r.mean()) / (r.std() + 1e-6)
-    np.testing.assert_allclose(normalized(r), expected, rtol=1e-6)
-    assert abs(normalized(r).mean()) < 1e-6 and abs(normalized(r).std() - 1) < 1e-5
+    with tf.Graph().as_default():
+        got = make_session().run(normalized_rewards(dict(rews=tf.constant(r), obs1=1))['rews'])
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    assert abs(got.mean()) < 1e-6 and abs(got.std() - 1) < 1e-5
 
 
 def test_tensorlayer_schedule_three_updates_per_step(tmp_path):

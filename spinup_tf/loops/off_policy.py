@@ -143,9 +143,14 @@ class Run:
             if o.rllab_logging:
                 rllab_logging.log_rllab_columns(logger, q_fit)
 
-        loop = _Loop(self, replay_buffer, act_fn, explore_fn, update_window, random_action,
-                     log_all, plain.keys, on_restore, sess)
-        loop.run()
+        agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
+                                random_action=random_action, log_diagnostics=log_all,
+                                finite_keys=plain.keys, on_restore=on_restore,
+                                save=lambda epoch: self.logger.save_state({'epoch': epoch}))
+        try:
+            Loop(p, o, self.logger, self.env, self.test_env, replay_buffer, agent).run()
+        finally:
+            sess.close()
 
 
 def _check(env, algo, p):
@@ -245,17 +250,35 @@ class PlainUpdates:
         return window
 
 
-class _Loop:
-    """Collect experience, update, test and log, epoch after epoch (Spinning Up's loop)."""
+class Loop:
+    """Collect experience, update, test and log, epoch after epoch (Spinning Up's loop).
 
-    def __init__(self, run, replay_buffer, act, explore, update_window, random_action,
-                 log_diagnostics, finite_keys, on_restore, sess):
-        self.run_, self.p, self.options, self.logger = run, run.p, run.options, run.logger
-        self.env, self.test_env = run.env, run.test_env
-        self.replay_buffer, self.act, self.explore = replay_buffer, act, explore
-        self.update_window, self.random_action = update_window, random_action
-        self.log_diagnostics, self.finite_keys = log_diagnostics, finite_keys
-        self.on_restore, self.sess = on_restore, sess
+    Args:
+        p: the loop's parameters (``LOOP_PARAMETERS``: ``steps_per_epoch``, ``epochs``,
+            ``start_steps``, ``update_after``, ``update_every``, ``num_test_episodes``,
+            ``max_ep_len``, ``save_freq``, ``seed``...), as attributes.
+        options: ``OPTIONS`` as attributes (``update_at_episode_end``, ``updates_per_step``).
+        logger, env, test_env, replay_buffer: as named.
+        agent: the one hook, with ``act(o)`` (deterministic action, test episodes),
+            ``explore(o)`` (training action after ``start_steps``; its ``reset()``, if any,
+            at each episode start), ``random_action()`` (before ``start_steps``),
+            ``train(n)`` (``n`` gradient steps on the replay buffer, storing diagnostics in
+            the logger), ``log_diagnostics(logger)``, ``finite_keys`` (stored keys that must
+            stay finite), ``on_restore`` (called after a checkpoint loaded, or None) and
+            ``save(epoch)`` (saves the model; ``epoch`` None on Ctrl-C; or None).
+
+    Checkpoints (``spinup_tf.utils.checkpoint``) are written after the log row of every
+    ``save_freq``-th epoch and of the last one, and on Ctrl-C; with ``logger.resume`` the
+    loop starts from one. The envs and the logger are closed when the loop ends.
+    """
+
+    def __init__(self, p, options, logger, env, test_env, replay_buffer, agent):
+        self.p, self.options, self.logger = p, options, logger
+        self.env, self.test_env = env, test_env
+        self.replay_buffer, self.act, self.explore = replay_buffer, agent.act, agent.explore
+        self.update_window, self.random_action = agent.train, agent.random_action
+        self.log_diagnostics, self.finite_keys = agent.log_diagnostics, agent.finite_keys
+        self.on_restore, self.save = agent.on_restore, agent.save or (lambda epoch: None)
         self.checkpointer = Checkpointer(self.logger, [self.env, self.test_env], replay_buffer)
         self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
 
@@ -266,7 +289,7 @@ class _Loop:
         except KeyboardInterrupt:
             self.logger.log('Interrupted: saving the model and a checkpoint before exiting.',
                             'yellow')
-            self.logger.save_state({'epoch': None})
+            self.save(None)
             self.checkpointer.save(dict(self.state,
                                         elapsed=self.state['elapsed'] + time.time() - started))
             raise
@@ -274,7 +297,6 @@ class _Loop:
             self.logger.close()
             self.env.close()
             self.test_env.close()
-            self.sess.close()
 
     def test_agent(self):
         p, test_env = self.p, self.test_env
@@ -302,7 +324,7 @@ class _Loop:
         last = epoch == p.epochs
         saving = (p.save_freq and epoch % p.save_freq == 0) or last
         if saving:
-            logger.save_state({'epoch': epoch})
+            self.save(epoch)
         self.test_agent()
 
         logger.log_tabular('Epoch', epoch)

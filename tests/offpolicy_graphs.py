@@ -1,0 +1,120 @@
+"""Test helpers: an off-policy algorithm's real graph, built by calling the algorithm with
+``Run.train`` replaced by a capture, and the tools to check it against numpy.
+
+``tf.random_normal`` is replaced by :func:`fixed_normal` while the graph is built, so every
+"random" draw (TD3's target smoothing, SAC's policy samples) is a known pattern that a numpy
+re-implementation can use too, and both engines see the same noise.
+"""
+from types import SimpleNamespace
+
+import numpy as np
+import gymnasium as gym
+
+from spinup_tf.utils.tf1 import tf, make_session
+from spinup_tf.algos.td3 import td3
+from spinup_tf.algos.ddpg import ddpg
+from spinup_tf.algos.sac import sac
+from spinup_tf.loops import off_policy
+
+ALGOS = {'td3': td3, 'ddpg': ddpg, 'sac': sac}
+OBS_DIM = 3  # Pendulum's
+
+
+def pattern(n):
+    """The numpy side of :func:`fixed_normal`: ``n`` values in [-1.7, 1.7]."""
+    return 1.7 * np.sin(np.arange(n, dtype=np.float32) * np.float32(0.7) + np.float32(0.3))
+
+
+def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=None):
+    """Stand-in for ``tf.random_normal``: ``mean + stddev * pattern`` of ``shape`` (row-major),
+    so ``stddev`` still matters."""
+    n = tf.reduce_prod(shape)
+    values = 1.7 * tf.sin(tf.cast(tf.range(n), dtype) * 0.7 + 0.3)
+    return mean + stddev * tf.reshape(values, shape)
+
+
+def noise_like(shape):
+    return pattern(int(np.prod(shape))).reshape(shape)
+
+
+def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=None,
+            **kwargs):
+    """Build ``algo``'s graph as a run does (Pendulum unless ``env_fn``) and return a
+    namespace: ``run``, ``batch`` (placeholders), ``update``, ``init_ops``, ``act``,
+    ``explore``, ``plain`` (the plain engine's build), ``losses`` (loss function name ->
+    its diagnostics on the placeholders) and ``sess`` (variables initialised, targets
+    copied)."""
+    got = {}
+
+    def fake_train(self, batch, update, act, explore=None, saved=None, init_ops=(),
+                   log_diagnostics=None):
+        got.update(run=self, batch=batch, update=update, init_ops=init_ops, act=act,
+                   explore=explore)
+
+    monkeypatch.setattr(off_policy.Run, 'train', fake_train)
+    monkeypatch.setattr(tf, 'random_normal', fixed_normal)
+    ALGOS[algo](env_fn or (lambda: gym.make('Pendulum-v1')),
+                ac_kwargs=dict(hidden_sizes=hidden) if ac_kwargs is None else ac_kwargs,
+                logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **kwargs)
+    g = SimpleNamespace(**got)
+    with g.run.graph.as_default():
+        g.plain = off_policy.PlainUpdates(g.update, g.batch)
+        g.losses = {fn.__name__: fn(g.batch)[1] for fn in g.plain.diagnostics}
+        g.sess = make_session(g.run.graph)
+        g.sess.run(tf.global_variables_initializer())
+        g.sess.run(g.init_ops)
+    return g
+
+
+def random_batch(rng, n, act_low, act_high):
+    return dict(obs1=rng.randn(n, OBS_DIM).astype(np.float32),
+                obs2=rng.randn(n, OBS_DIM).astype(np.float32),
+                acts=rng.uniform(act_low, act_high, size=(n, len(act_low))).astype(np.float32),
+                rews=rng.randn(n).astype(np.float32),
+                done=(rng.rand(n) < 0.3).astype(np.float32))
+
+
+def feed(g, batch):
+    return {g.batch[k]: v for k, v in batch.items()}
+
+
+def run_call(g, steps, batch):
+    """Run the plain engine's train call made of ``steps`` (a tuple) on a numpy batch."""
+    for call, names, fetches in g.plain.calls:
+        if len(call) == len(steps) and all(a is b for a, b in zip(call, steps)):
+            values = g.sess.run(fetches, feed(g, batch))
+            return dict(zip(names, values[:-1]))
+    raise KeyError('no such call')
+
+
+def calls(g):
+    """The update's distinct train calls, in order."""
+    return [call for call, _, _ in g.plain.calls]
+
+
+def weights(g, scope):
+    from spinup_tf.utils.tf1 import get_trainable_vars
+    with g.run.graph.as_default():
+        return g.sess.run(get_trainable_vars(scope))
+
+
+def shift_targets(g, by=0.1):
+    """Make the target networks differ from the main ones (so a wrong network shows)."""
+    from spinup_tf.utils.tf1 import get_trainable_vars
+    with g.run.graph.as_default():
+        for v in get_trainable_vars('target'):
+            v.load(g.sess.run(v) + by, g.sess)
+
+
+def numpy_mlp(w, x, out_act=None):
+    """Forward pass of an mlp given its [kernel, bias, ...] values (relu between layers)."""
+    n = len(w) // 2
+    for i in range(n):
+        x = x @ w[2 * i] + w[2 * i + 1]
+        if i < n - 1:
+            x = np.maximum(x, 0)
+    return out_act(x) if out_act else x
+
+
+def scale(squashed, low, high):
+    return (high + low) / 2 + (high - low) / 2 * squashed
