@@ -93,78 +93,67 @@ def _space_dims(env_id):
         env.close()
 
 
+def _offpolicy_graph(algo, env_id):
+    """The algorithm's real graph, built by calling it with ``Run.train`` captured."""
+    import tempfile as _tempfile
+    from spinup_tf.utils.envs import EnvFn
+    from spinup_tf.algos import get_algo
+    from spinup_tf.loops import off_policy
+    got = {}
+    original = off_policy.Run.train
+
+    def capture(self, batch, update, act, explore=None, saved=None, init_ops=(),
+                log_diagnostics=None):
+        got.update(run=self, batch=batch, update=update, init_ops=init_ops)
+    off_policy.Run.train = capture
+    try:
+        with _tempfile.TemporaryDirectory() as tmp:
+            get_algo(algo)(EnvFn(env_id), logger_kwargs=dict(output_dir=tmp, quiet=True))
+    finally:
+        off_policy.Run.train = original
+    return got
+
+
 def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2):
     import numpy as np
     from spinup_tf.utils.tf1 import tf, make_session
+    from spinup_tf.loops.off_policy import PlainUpdates
+    from spinup_tf.loops.replay_buffer import ReplayBuffer
     from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
-    from spinup_tf.fast.window import build_update_window, FusedUpdater
-    obs_space, space = _space_dims(env_id)
-    obs_dim, act_dim = int(np.prod(obs_space.shape)), int(np.prod(space.shape))
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(0)
-        chunk = 1  # updates per loop iteration, as the algorithms build their windows
-        if algo == 'td3':
-            chunk = 2
-            from spinup_tf.algos.td3 import build_td3_graph, DIAGNOSTICS
-            g = build_td3_graph(obs_dim, act_dim, space)
-        elif algo == 'ddpg':
-            from spinup_tf.algos.ddpg import build_ddpg_graph
-            g = build_ddpg_graph(obs_dim, act_dim, space)
-            DIAGNOSTICS = ['LossQ', 'QVals', 'Backup', 'LossPi']
-        else:
-            from spinup_tf.algos.sac import build_sac_graph, DIAGNOSTICS
-            g = build_sac_graph(obs_dim, act_dim, space)
+    from spinup_tf.fast.window import build_window, FusedUpdater
+    got = _offpolicy_graph(algo, env_id)
+    run = got['run']
+    obs_dim, act_dim, space = run.obs_dim, run.act_dim, run.env.action_space
+    with run.graph.as_default():
+        plain = PlainUpdates(got['update'], got['batch'])
+        buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6)) if fused else \
+            ReplayBuffer(obs_dim, act_dim, int(1e6))
         if fused:
-            buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6))
-            steps = (lambda b, j: g.update_steps(b, j, 2)) if algo == 'td3' else g.update_steps
-            win = build_update_window(buf, 100, steps, DIAGNOSTICS, chunk=chunk)
-        sess = make_session(graph)
+            shapes = {fn: {k: [100 if n is None else n for n in shape]
+                           for k, shape in d.items()} for fn, d in plain.diagnostics.items()}
+            win = build_window(buf, 100, got['update'], shapes)
+        sess = make_session(run.graph)
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        sess.run(g.target_init)
+        sess.run(got['init_ops'])
     rng = np.random.default_rng(0)
-    if fused:
-        updater = FusedUpdater(sess, buf, win, lambda out: None)
-        for t in range(5000):
-            buf.store(rng.standard_normal(obs_dim), rng.uniform(space.low, space.high),
-                      rng.standard_normal(), rng.standard_normal(obs_dim),
-                      float(rng.uniform() < 0.05), episode_end=t % 200 == 199)
-        for _ in range(warmup):
-            updater(window)
-        n_windows = calls // window
-        t0 = time.perf_counter()
-        for _ in range(n_windows):
-            updater(window)
-        dt, n = time.perf_counter() - t0, n_windows * window
-    else:
-        phs = [g.x_ph, g.x2_ph, g.a_ph, g.r_ph, g.d_ph]
-        feeds = (rng.standard_normal((100, obs_dim)).astype(np.float32),
-                 rng.standard_normal((100, obs_dim)).astype(np.float32),
-                 rng.uniform(space.low, space.high, (100, act_dim)).astype(np.float32),
-                 rng.standard_normal(100).astype(np.float32),
-                 (rng.uniform(size=100) < 0.05).astype(np.float32))
-        if algo == 'sac':
-            step_fn = sess.make_callable(g.step_ops, feed_list=phs)
+    updater = FusedUpdater(sess, buf, win, lambda out: None) if fused else None
 
-            def update(j):
-                step_fn(*feeds)
-        else:
-            q_fetch = [g.q_loss, g.q1, g.q2, g.train_q_op] if algo == 'td3' else \
-                [g.q_loss, g.q, g.backup, g.train_q_op]
-            q_step = sess.make_callable(q_fetch, feed_list=phs)
-            pi_step = sess.make_callable([g.pi_loss, g.train_pi_then_target], feed_list=phs)
-            delay = 2 if algo == 'td3' else 1
-
-            def update(j):
-                q_step(*feeds)
-                if j % delay == 0:
-                    pi_step(*feeds)
-        for j in range(warmup * window):
-            update(j)
-        t0 = time.perf_counter()
-        for j in range(calls):
-            update(j)
-        dt, n = time.perf_counter() - t0, calls
+    class NoLog:
+        def store(self, **kw):
+            pass
+    for t in range(5000):
+        buf.store(rng.standard_normal(obs_dim), rng.uniform(space.low, space.high),
+                  rng.standard_normal(), rng.standard_normal(obs_dim),
+                  float(rng.uniform() < 0.05), episode_end=t % 200 == 199)
+    if not fused:
+        updater = plain.window(sess, buf, 100, NoLog())
+    for _ in range(warmup):
+        updater(window)
+    n_windows = calls // window
+    t0 = time.perf_counter()
+    for _ in range(n_windows):
+        updater(window)
+    dt, n = time.perf_counter() - t0, n_windows * window
     sess.close()
     return dict(update_us=1e6 * dt / n)
 

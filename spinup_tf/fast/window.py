@@ -72,7 +72,10 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
         order = ProgramOrder(start)
         written = {key: 0 for key in arrays}
         for i in range(count):
-            obs1, obs2, acts, rews, done = gather_batch(buffer, sampler(first + i), batch_size)
+            # Batches are drawn after ``start``, hence after the window's buffer write.
+            with tf.control_dependencies(start):
+                obs1, obs2, acts, rews, done = gather_batch(buffer, sampler(first + i),
+                                                            batch_size)
             batch = dict(obs1=obs1, obs2=obs2, acts=acts, rews=rews, done=done)
             if batch_transform is not None:
                 batch = batch_transform(batch)

@@ -85,8 +85,10 @@ class Run:
         self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
         self.act_dim = self.act_low.shape[0]
         r = self.options.action_range
-        self.policy_space = self.env.action_space if r is None else Box(
-            -float(r), float(r), shape=(self.act_dim,), dtype=np.float32)
+        self.policy_space = self.env.action_space
+        if r is not None:
+            self.policy_space = Box(-float(r), float(r), shape=(self.act_dim,), dtype=np.float32)
+            self.policy_space.seed(p.seed)  # its uniform start actions repeat with the seed
         # Share information about action space with policy architecture
         self.ac_kwargs = dict(config.get('ac_kwargs') or {}, action_space=self.policy_space)
 
