@@ -36,20 +36,23 @@ def get_algo(name):
     return getattr(importlib.import_module(module), fn)
 
 
+LOOPS = {'ddpg': 'off_policy', 'td3': 'off_policy', 'sac': 'off_policy', 'trpo': 'on_policy',
+         'npg': 'on_policy', 'vpg': 'on_policy', 'ppo': 'on_policy'}
+
+
 def parameters(name):
     """The flags of algorithm ``name``: its signature's parameters (``inspect.Parameter``,
-    in order), then, for an algorithm taking ``**options``, its loop's ``OPTIONS``."""
-    fn = get_algo(name)
+    in order), with ``**options`` replaced by its loop's ``OPTIONS``
+    (``spinup_tf.loops.off_policy.OPTIONS``...)."""
     params = {}
-    for key, param in inspect.signature(fn).parameters.items():
-        if param.kind == param.VAR_KEYWORD:
-            loop = importlib.import_module(fn.__module__).__dict__.get('off_policy') or \
-                importlib.import_module(fn.__module__).__dict__.get('on_policy')
-            for opt, default in getattr(loop, 'OPTIONS', {}).items():
-                params[opt] = inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY,
-                                                default=default)
-        else:
+    for key, param in inspect.signature(get_algo(name)).parameters.items():
+        if param.kind != param.VAR_KEYWORD:
             params[key] = param
+            continue
+        loop = importlib.import_module('spinup_tf.loops.' + LOOPS[name])
+        for opt, default in getattr(loop, 'OPTIONS', {}).items():
+            params[opt] = inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY,
+                                            default=default)
     return params
 
 
