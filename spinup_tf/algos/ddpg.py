@@ -99,12 +99,12 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             the presets switch on.
     """
     run = off_policy.Run('ddpg', env_fn, dict(locals()))
-    obs_dim, act_dim = run.obs_dim, run.act_dim
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
 
     with run.graph.as_default():
         # Inputs to computation graph
-        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(obs_dim, act_dim, obs_dim, None, None)
+        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
+                                                          run.obs_dim, None, None)
 
         # Main outputs from computation graph
         with tf.variable_scope('main'):
@@ -136,15 +136,13 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             pi_loss = -tf.reduce_mean(q_pi)
             return pi_loss, dict(LossPi=pi_loss)
 
-        # Separate train steps for pi, q (variables picked by exact scope prefix)
-        pi_vars = core.get_trainable_vars('main/pi')
-        q_vars = [v for v in core.get_trainable_vars('main') if v not in pi_vars]
-        train_pi = Minimize(pi_loss, tf.train.AdamOptimizer(learning_rate=pi_lr), pi_vars)
-        train_q = Minimize(q_loss, tf.train.AdamOptimizer(learning_rate=q_lr), q_vars)
-
-        # Polyak averaging for target variables; initializing targets to match main variables
-        target_update = Polyak(polyak)
-        target_init = core.target_init_op()
+        # Separate train steps for pi, q (variables picked by exact scope prefix), then
+        # polyak averaging for the targets, which start equal to the main networks
+        pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
+        q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
+        train_pi = Minimize(pi_loss, pi_optimizer, core.get_trainable_vars('main/pi'))
+        train_q = Minimize(q_loss, q_optimizer, core.get_trainable_vars('main/q'))
+        target_update, target_init = Polyak(polyak), core.target_init_op()
 
         def update(train, j):
             """One DDPG update: a Q step, then a policy step and the target networks."""

@@ -110,12 +110,12 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                                 and alpha >= 0)):
         raise UserInputError("alpha must be a non-negative number or 'auto', got %r" % (alpha,))
     run = off_policy.Run('sac', env_fn, dict(locals()))
-    obs_dim, act_dim = run.obs_dim, run.act_dim
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
 
     with run.graph.as_default():
         # Inputs to computation graph
-        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(obs_dim, act_dim, obs_dim, None, None)
+        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
+                                                          run.obs_dim, None, None)
 
         # Main outputs from computation graph
         with tf.variable_scope('main'):
@@ -148,7 +148,7 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                     log_alpha = tf.get_variable('log_alpha', shape=())
                 alpha_t = tf.exp(log_alpha)
                 losses['alpha'] = -tf.reduce_mean(
-                    log_alpha * tf.stop_gradient(logp_pi - float(act_dim)))
+                    log_alpha * tf.stop_gradient(logp_pi - float(run.act_dim)))
             else:
                 alpha_t = tf.constant(float(alpha), dtype=tf.float32)
 

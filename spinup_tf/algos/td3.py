@@ -109,12 +109,12 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
             ``tensorboard``, and the seeds' quirks that the presets switch on.
     """
     run = off_policy.Run('td3', env_fn, dict(locals()))
-    obs_dim, act_dim = run.obs_dim, run.act_dim
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
 
     with run.graph.as_default():
         # Inputs to computation graph
-        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(obs_dim, act_dim, obs_dim, None, None)
+        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
+                                                          run.obs_dim, None, None)
 
         # Main outputs from computation graph
         with tf.variable_scope('main'):
