@@ -1,24 +1,20 @@
 """Trust Region Policy Optimization (TRPO) and Natural Policy Gradient (NPG), TF1 graphs.
 
-Read top to bottom: graph (placeholders from the spaces, actor-critic, surrogate and value
-losses, the flat gradient, the KL Hessian-vector product, get/set of the flat policy
-parameters), session, the update (conjugate gradient, step size from the KL bound, backtracking
-line search for TRPO, the full step for NPG, value-function steps), then the shared on-policy
-loop (``spinup_tf.loops.on_policy``).
+Read top to bottom, as Spinning Up's ``trpo.py``: :func:`trpo` runs :func:`build_trpo_graph`
+(inputs, actor-critic, the surrogate and value losses, the flat gradient, the KL
+Hessian-vector product, get/set of the flat policy parameters) and :func:`trpo_update`
+(conjugate gradient, the step size from the KL bound, TRPO's backtracking line search or
+NPG's full step, then the value steps) in the on-policy loop (``spinup_tf.loops.on_policy``),
+through the engine that ``fused`` picks. :func:`make_trpo_update` is the same update on one
+batch, outside a run (tests, the benchmark).
 """
 from types import SimpleNamespace
 
-import numpy as np
-
-from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars
+from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.core import mlp_actor_critic
-from spinup_tf.algos.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
-                                              assign_params_from_flat, natural_gradient_step,
-                                              backtracking_line_search)
-from spinup_tf.loops.on_policy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                       make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
-from spinup_tf.loops.session import start_session
-from spinup_tf.utils.errors import UserInputError
+from spinup_tf.algos import natural_gradient as ng
+from spinup_tf.algos.steps import Minimize, Repeat
+from spinup_tf.loops import on_policy
 
 
 def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -122,64 +118,22 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         algo: Either 'trpo' or 'npg': this code supports both, since they are almost the
             same.
 
-        fused (bool): True (default): act through a numpy mirror of the policy and value
-            function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
-            with numpy's seeded RNG), and run the ``train_v_iters`` value steps as one
-            ``sess.run`` (``spinup_tf.loops.on_policy.FusedOnPolicy``). False: Spinning Up's loop,
-            one ``sess.run`` per env step and per value step.
+        fused (bool): True (default): the fast engine (``spinup_tf.fast.on_policy``): a numpy
+            mirror of the policy acts, pulled once per epoch (actions from numpy's seeded
+            RNG), and the ``train_v_iters`` value steps run as one ``sess.run``; the
+            natural-gradient step is the plain graph's either way. False: Spinning Up's
+            loop, one ``sess.run`` per env step and per value step.
     """
-    config = dict(locals())  # every hyperparameter, recorded in config.json below
-    if algo not in ('trpo', 'npg'):
-        raise UserInputError("algo must be 'trpo' or 'npg', got %r" % (algo,))
-
-    env, obs_dim, logger = setup_on_policy(algo, env_fn, config, logger_kwargs,
-                                           steps_per_epoch, epochs)
-
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(seed)
-        np.random.seed(seed)
-
-        g = build_trpo_graph(env.observation_space, env.action_space, actor_critic,
+    run = on_policy.Run(algo, env_fn, locals(), choices=dict(algo=('trpo', 'npg')))
+    with run.graph.as_default():
+        g = build_trpo_graph(run.env.observation_space, run.env.action_space, actor_critic,
                              ac_kwargs, vf_lr)
-        fz = (FusedOnPolicy(g, env.action_space, g.v_optimizer, train_v_iters) if fused
-              else None)
-
-        # Experience buffer
-        buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, g.info_shapes, gamma, lam)
-
-        # Count variables
-        var_counts = tuple(count_vars(scope) for scope in ['pi', 'v'])
-        logger.log('\nNumber of parameters: \t pi: %d, \t v: %d\n' % var_counts)
-
-    sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
-
-    # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    if fz is not None:
-        step, value, new_policy, loops_ok = fz.start(sess, obs_dim, logger)
-    else:
-        step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v, g.info_shapes)
-        new_policy, loops_ok = None, False
-    update_on = make_trpo_update(sess, g, algo, delta, train_v_iters, damping_coeff, cg_iters,
-                                 backtrack_iters, backtrack_coeff,
-                                 v_loop=fz.v_loop if loops_ok else None)
-
-    def update(buf):
-        stats = update_on(buf.get())
-        if stats.get('BacktrackIters') == backtrack_iters:
-            logger.log('Line search failed! Keeping old params.', 'yellow')
-        logger.store(**stats)
-
-    diagnostics = [(k, dict(average_only=True)) for k in
-                   ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL']]
-    if algo == 'trpo':
-        diagnostics.append(('BacktrackIters', dict(average_only=True)))
-    run_on_policy(env, logger, buf, step, value, update, seed=seed,
-                  steps_per_epoch=steps_per_epoch, epochs=epochs, max_ep_len=max_ep_len,
-                  save_freq=save_freq, diagnostics=diagnostics,
-                  finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
-                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
-                  new_policy=new_policy)
+    train_v = Repeat(g.train_vf, train_v_iters)
+    update = trpo_update(g, train_v, algo, delta, damping_coeff, cg_iters, backtrack_iters,
+                         backtrack_coeff, run.logger)
+    run.train(update, [train_v], g.batch, g.outputs,
+              log=['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL']
+              + (['BacktrackIters'] if algo == 'trpo' else []))
 
 
 def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -195,59 +149,82 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                 logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg', fused=fused)
 
 
-def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping_coeff=0.1,
-                     cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8, v_loop=None,
-                     fused=False):
-    """TRPO's (or NPG's) update on one epoch of data, as a python function.
+def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
+                     ac_kwargs=dict(), vf_lr=1e-3):
+    """TRPO's graph, built in the default graph in Spinning Up's order.
 
-    Every kind of call is one callable made once: the gradient with the old losses (computed
-    once per update), the KL Hessian-vector product ``Hx`` (one ``sess.run`` per CG
-    iteration), and the line search's ``set_and_eval`` (set the flat parameters, then only
-    the mean KL and the surrogate loss: the gradient is never recomputed there).
+    Returns:
+        its tensors by Spinning Up's names (``x_ph``, ``pi``, ``logp``, ``info``,
+        ``info_phs``, ``d_kl``, ``v``, ``pi_loss``, ``v_loss``, ``gradient``: the flat
+        ``(n_pi,)`` gradient of ``pi_loss``, ``hvp``: the flat product of the KL Hessian
+        with ``v_ph``, ``get_pi_params`` / ``set_pi_params``: the flat policy parameters),
+        ``all_phs`` and ``get_action_ops`` (as Spinning Up orders them), the value step
+        ``train_vf``, and ``batch``/``outputs`` for ``on_policy.Run.train``.
+    """
+    # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name, and
+    # placeholders for old pdist, for KL), and the main outputs from computation graph
+    batch, outputs, ac = on_policy.actor_critic_graph(observation_space, action_space,
+                                                      actor_critic, ac_kwargs, keep_info=True)
+    x_ph, a_ph, adv_ph, ret_ph, logp_old_ph = (batch[k] for k in on_policy.BATCH_KEYS)
+    pi, logp, logp_pi, info, info_phs, d_kl, v = outputs
+
+    # Need all placeholders in *this* order later (to zip with data from buffer)
+    all_phs = on_policy.feed_list(batch)
+
+    # Every step, get: action, value, logprob, & info for pdist (for computing kl div)
+    get_action_ops = [pi, v, logp_pi] + [info[k] for k in sorted(info_phs)]
+
+    # TRPO losses
+    ratio = tf.exp(logp - logp_old_ph)  # pi(a|s) / pi_old(a|s)
+    pi_loss = -tf.reduce_mean(ratio * adv_ph)
+
+    def v_objective(batch):  # on any batch (the fast engine builds it in its loop)
+        v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
+        return v_loss, dict(LossV=v_loss)
+    v_loss, _ = v_objective(batch)
+
+    # Optimizer for value function
+    train_vf = Minimize(v_objective, tf.train.AdamOptimizer(learning_rate=vf_lr),
+                        get_trainable_vars('v'))
+
+    # Symbols needed for CG solver (damping is added in natural_gradient_step)
+    pi_params = get_trainable_vars('pi')
+    gradient = ng.flat_grad(pi_loss, pi_params)
+    v_ph, hvp = ng.hessian_vector_product(d_kl, pi_params)
+
+    # Symbols for getting and setting params
+    get_pi_params = ng.flat_concat(pi_params)
+    set_pi_params = ng.assign_params_from_flat(v_ph, pi_params)
+    return SimpleNamespace(**locals())
+
+
+def trpo_update(g, train_v, algo='trpo', delta=0.01, damping_coeff=0.1, cg_iters=10,
+                backtrack_iters=10, backtrack_coeff=0.8, logger=None):
+    """TRPO's (or NPG's) update of one epoch, in Spinning Up's words: the hook
+    ``update(train, evaluate) -> dict`` of ``spinup_tf.loops.on_policy``.
 
     Args:
-        sess: the session of the graph ``g`` (from :func:`build_trpo_graph`); or None, to
-            build what the update needs in ``g``'s graph now (before the session finalizes
-            it) and return an object whose ``bind(sess)`` gives ``update_on``.
-        v_loop: the fused value loop (``FusedOnPolicy.v_loop``): the ``train_v_iters`` value
-            steps in one ``sess.run``; None for one ``sess.run`` per step.
-        fused: build that loop here (in the default graph, which must be ``g``'s and not
-            finalized) when ``v_loop`` is not given.
-    Returns:
-        ``update_on(inputs) -> dict`` taking ``GAEBuffer.get()``'s list (in ``g.all_phs``
-        order) and returning the diagnostics LossPi, LossV, KL, DeltaLossPi, DeltaLossV and,
-        for TRPO, BacktrackIters (``backtrack_iters`` when the line search failed and the old
-        parameters were restored).
+        g: :func:`build_trpo_graph`'s namespace.
+        train_v: the value steps, ``Repeat(g.train_vf, train_v_iters)``.
+        logger: told when the line search fails (optional).
+
+    The dict holds LossPi, LossV, KL, DeltaLossPi, DeltaLossV and, for TRPO,
+    BacktrackIters (``backtrack_iters`` when the line search failed and the old
+    parameters were restored).
     """
-    if fused and v_loop is None:
-        v_loop = FusedOnPolicy(g, g.ac_kwargs['action_space'], g.v_optimizer,
-                               train_v_iters).v_loop
-    if sess is None:
-        return SimpleNamespace(bind=lambda sess: make_trpo_update(
-            sess, g, algo, delta, train_v_iters, damping_coeff, cg_iters, backtrack_iters,
-            backtrack_coeff, v_loop=v_loop))
+    def update(train, evaluate):
+        # Prepare hessian func, gradient eval
+        def Hx(x):
+            return evaluate(g.hvp, {g.v_ph: x})
+        grad, pi_l_old, v_l_old = evaluate([g.gradient, g.pi_loss, g.v_loss])
 
-    # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    grad_and_losses = sess.make_callable([g.gradient, g.pi_loss, g.v_loss],
-                                         feed_list=g.all_phs)
-    hvp_fn = sess.make_callable(g.hvp, feed_list=[g.v_ph] + g.all_phs)
-    get_params = sess.make_callable(g.get_pi_params)
-    set_params = sess.make_callable(g.set_pi_params, feed_list=[g.v_ph])
-    kl_and_loss = sess.make_callable([g.d_kl, g.pi_loss], feed_list=g.all_phs)
-    train_v = value_steps(sess, g.all_phs, g.train_vf, v_loop, train_v_iters)
-    v_loss_fn = sess.make_callable(g.v_loss, feed_list=g.all_phs)
-
-    def update_on(inputs):
-        grad, pi_l_old, v_l_old = grad_and_losses(*inputs)
-
-        # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound.
-        x, alpha, full_step = natural_gradient_step(
-            grad, lambda v: hvp_fn(v, *inputs), delta, cg_iters, damping_coeff)
-        old_params = get_params()
+        # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound
+        x, alpha, full_step = ng.natural_gradient_step(grad, Hx, delta, cg_iters, damping_coeff)
+        old_params = evaluate(g.get_pi_params)
 
         def set_and_eval(params):
-            set_params(params)
-            return kl_and_loss(*inputs)
+            evaluate(g.set_pi_params, {g.v_ph: params})
+            return evaluate([g.d_kl, g.pi_loss])
 
         stats = {}
         if algo == 'npg':
@@ -255,49 +232,37 @@ def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping
             kl, pi_l_new = set_and_eval(old_params - full_step)
         else:
             # trpo augments npg with backtracking line search, hard kl
-            j, kl, pi_l_new = backtracking_line_search(
+            j, kl, pi_l_new = ng.backtracking_line_search(
                 set_and_eval, old_params, full_step, delta, pi_l_old, backtrack_iters,
                 backtrack_coeff)
+            if j == backtrack_iters and logger is not None:
+                logger.log('Line search failed! Keeping old params.', 'yellow')
             stats['BacktrackIters'] = j
 
         # Value function updates
-        train_v(inputs)
-        v_l_new = v_loss_fn(*inputs)
+        train(train_v)
+        v_l_new = evaluate(g.v_loss)
 
-        # Changes from update
+        # Log changes from update
         stats.update(LossPi=pi_l_old, LossV=v_l_old, KL=kl,
                      DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
         return stats
-    return update_on
+    return update
 
 
-def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
-                     ac_kwargs=dict(), vf_lr=1e-3):
-    """Build TRPO's graph in the default graph; returns its tensors and ops by name.
+def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping_coeff=0.1,
+                     cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8, fused=False):
+    """:func:`trpo_update` on one epoch's data outside a run (tests, the benchmark):
+    ``update_on(inputs) -> dict``, ``inputs`` in ``g.all_phs`` order, through the plain
+    engine or, with ``fused``, the fast one's value loop.
 
-    Everything of :func:`spinup_tf.loops.on_policy.build_policy_graph` (with the old policy's info
-    placeholders, for the KL), plus ``pi_loss``, ``train_vf``, ``gradient`` the flat
-    ``(n_pi,)`` gradient of ``pi_loss``, ``hvp`` the flat product of the KL Hessian with
-    ``v_ph``, and ``get_pi_params`` / ``set_pi_params`` (from ``v_ph``) the flat policy
-    parameters.
+    Its steps are built in ``g``'s graph now. With ``sess`` None (before the session) it
+    returns an object whose ``bind(sess)`` gives ``update_on``; with ``sess``, the
+    variables it built (Adam's slots) are initialised and ``update_on`` is returned.
     """
-    g = SimpleNamespace(**build_policy_graph(observation_space, action_space, actor_critic,
-                                             ac_kwargs, with_info=True))
-
-    # TRPO losses
-    ratio = tf.exp(g.logp - g.logp_old_ph)  # pi(a|s) / pi_old(a|s)
-    g.pi_loss = -tf.reduce_mean(ratio * g.adv_ph)
-
-    # Optimizer for value function (kept: the fused value loop steps through the same object)
-    g.v_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
-    g.train_vf = g.v_optimizer.minimize(g.v_loss, var_list=get_trainable_vars('v'))
-
-    # Symbols needed for CG solver (damping is added in natural_gradient_step)
-    pi_params = get_trainable_vars('pi')
-    g.gradient = flat_grad(g.pi_loss, pi_params)
-    g.v_ph, g.hvp = hessian_vector_product(g.d_kl, pi_params)
-
-    # Symbols for getting and setting params
-    g.get_pi_params = flat_concat(pi_params)
-    g.set_pi_params = assign_params_from_flat(g.v_ph, pi_params)
-    return g
+    train_v = Repeat(g.train_vf, train_v_iters)
+    with g.x_ph.graph.as_default():
+        updater = on_policy.Updater(trpo_update(g, train_v, algo, delta, damping_coeff,
+                                                cg_iters, backtrack_iters, backtrack_coeff),
+                                    [train_v], g.batch, fused)
+    return updater if sess is None else on_policy.bind_now(updater, sess)

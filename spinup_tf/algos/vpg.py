@@ -1,17 +1,13 @@
 """Vanilla Policy Gradient (with GAE-lambda advantages), as a TF1 static graph.
 
-Read top to bottom: graph (shared on-policy pieces, VPG objective, train ops), session, the
-update, then the shared on-policy loop (``spinup_tf.loops.on_policy``).
+Read top to bottom, as Spinning Up's ``vpg.py``: inputs, actor-critic, objectives,
+optimizers, then the update of each epoch. The on-policy loop (``spinup_tf.loops.on_policy``)
+collects the epochs and runs the update's steps through the engine that ``fused`` picks.
 """
-from types import SimpleNamespace
-
-import numpy as np
-
-from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars
+from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.core import mlp_actor_critic
-from spinup_tf.loops.on_policy import (setup_on_policy, run_on_policy, build_policy_graph,
-                                       make_buffer, policy_step_fns, value_steps, FusedOnPolicy)
-from spinup_tf.loops.session import start_session
+from spinup_tf.algos.steps import Minimize, Repeat
+from spinup_tf.loops.on_policy import Run
 
 
 def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -61,92 +57,55 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
 
-        fused (bool): True (default): act through a numpy mirror of the policy and value
-            function, pulled once per epoch (no ``sess.run`` per env step; actions sampled
-            with numpy's seeded RNG), and run the ``train_v_iters`` value steps as one
-            ``sess.run`` (``spinup_tf.loops.on_policy.FusedOnPolicy``). False: Spinning Up's loop,
-            one ``sess.run`` per env step and per gradient step.
+        fused (bool): True (default): the fast engine (``spinup_tf.fast.on_policy``): a numpy
+            mirror of the policy acts, pulled once per epoch (actions from numpy's seeded
+            RNG), and the ``train_v_iters`` value steps run as one ``sess.run``. False:
+            Spinning Up's loop, one ``sess.run`` per env step and per gradient step.
     """
-    config = dict(locals())  # every hyperparameter, recorded in config.json below
+    run = Run('vpg', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
-    env, obs_dim, logger = setup_on_policy('vpg', env_fn, config, logger_kwargs,
-                                           steps_per_epoch, epochs)
+    with run.graph.as_default():
+        # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
+        # the main outputs from computation graph on them (they act, and are saved);
+        # ac(batch): the same actor-critic on any batch
+        batch, outputs, ac = run.actor_critic(actor_critic, ac_kwargs)
 
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(seed)
-        np.random.seed(seed)
+        # VPG objectives, as functions of a batch: an engine builds them where it trains
+        def pi_objective(batch):
+            logp = ac(batch)[1]
+            pi_loss = -tf.reduce_mean(logp * batch['adv'])
 
-        g = build_vpg_graph(env.observation_space, env.action_space, actor_critic, ac_kwargs,
-                            pi_lr, vf_lr)
-        fz = (FusedOnPolicy(g, env.action_space, g.v_optimizer, train_v_iters) if fused
-              else None)
+            # Info (useful to watch during learning)
+            approx_kl = tf.reduce_mean(batch['logp_old'] - logp)  # a sample estimate for KL
+            approx_ent = tf.reduce_mean(-logp)                    # a sample estimate for entropy
+            return pi_loss, dict(KL=approx_kl, Entropy=approx_ent)
 
-        # Experience buffer
-        buf = make_buffer(obs_dim, env.action_space, steps_per_epoch, {}, gamma, lam)
+        def v_objective(batch):
+            v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
+            return v_loss, dict(LossV=v_loss)
 
-        # Count variables
-        var_counts = tuple(count_vars(scope) for scope in ['pi', 'v'])
-        logger.log('\nNumber of parameters: \t pi: %d, \t v: %d\n' % var_counts)
+        # The same on the placeholders, for the log
+        (pi_loss, pi_info), (v_loss, _) = pi_objective(batch), v_objective(batch)
 
-    sess = start_session(graph, logger, inputs={'x': g.x_ph}, outputs={'pi': g.pi, 'v': g.v})
+        # Optimizers: one policy step, then train_v_iters value steps, per epoch
+        train_pi = Minimize(pi_objective, tf.train.AdamOptimizer(learning_rate=pi_lr),
+                            get_trainable_vars('pi'))
+        train_v = Repeat(Minimize(v_objective, tf.train.AdamOptimizer(learning_rate=vf_lr),
+                                  get_trainable_vars('v')), train_v_iters)
 
-    # One callable per kind of call: no feed-dict building or fetch lookup per call.
-    if fz is not None:
-        step, value, new_policy, loops_ok = fz.start(sess, obs_dim, logger)
-    else:
-        step, value = policy_step_fns(sess, g.x_ph, g.get_action_ops, g.v)
-        new_policy, loops_ok = None, False
-    losses = sess.make_callable([g.pi_loss, g.v_loss, g.approx_ent], feed_list=g.all_phs)
-    train_pi = sess.make_callable(g.train_pi, feed_list=g.all_phs)
-    train_v = value_steps(sess, g.all_phs, g.train_v, fz.v_loop if loops_ok else None,
-                          train_v_iters)
-    after = sess.make_callable([g.pi_loss, g.v_loss, g.approx_kl], feed_list=g.all_phs)
-
-    def update(buf):
-        inputs = buf.get()
-        pi_l_old, v_l_old, ent = losses(*inputs)
+    def update(train, evaluate):
+        pi_l_old, v_l_old, ent = evaluate([pi_loss, v_loss, pi_info['Entropy']])
 
         # Policy gradient step
-        train_pi(*inputs)
+        train(train_pi)
 
         # Value function learning
-        train_v(inputs)
+        train(train_v)
 
         # Log changes from update
-        pi_l_new, v_l_new, kl = after(*inputs)
-        logger.store(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent,
-                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
+        pi_l_new, v_l_new, kl = evaluate([pi_loss, v_loss, pi_info['KL']])
+        return dict(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent,
+                    DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
 
-    run_on_policy(env, logger, buf, step, value, update, seed=seed,
-                  steps_per_epoch=steps_per_epoch, epochs=epochs, max_ep_len=max_ep_len,
-                  save_freq=save_freq,
-                  diagnostics=[(k, dict(average_only=True)) for k in
-                               ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy',
-                                'KL']],
-                  finite_keys=['LossPi', 'LossV', 'KL', 'VVals'],
-                  save_state=lambda epoch: logger.save_state({'epoch': epoch}), session=sess,
-                  new_policy=new_policy)
-
-
-def build_vpg_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
-                    ac_kwargs=dict(), pi_lr=3e-4, vf_lr=1e-3):
-    """VPG's graph: the shared on-policy pieces plus ``pi_loss = -mean(logp * adv)``, the
-    sample estimates ``approx_kl = mean(logp_old - logp)`` and ``approx_ent = mean(-logp)``,
-    and the Adam train ops ``train_pi`` and ``train_v``."""
-    g = SimpleNamespace(**build_policy_graph(observation_space, action_space, actor_critic,
-                                             ac_kwargs))
-
-    # VPG objectives
-    g.pi_loss = -tf.reduce_mean(g.logp * g.adv_ph)
-
-    # Info (useful to watch during learning)
-    g.approx_kl = tf.reduce_mean(g.logp_old_ph - g.logp)  # a sample estimate for KL-divergence
-    g.approx_ent = tf.reduce_mean(-g.logp)                 # a sample estimate for entropy
-
-    # Optimizers (kept: the fused loops apply their steps through the same objects)
-    g.pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
-    g.train_pi = g.pi_optimizer.minimize(g.pi_loss, var_list=get_trainable_vars('pi'))
-    g.v_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
-    g.train_v = g.v_optimizer.minimize(g.v_loss, var_list=get_trainable_vars('v'))
-    return g
+    run.train(update, [train_pi, train_v], batch, outputs,
+              log=['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL'])

@@ -31,12 +31,12 @@ LOG_2PI = np.float32(np.log(2 * np.pi))
 
 
 def actor_critic_layers(g, action_space):
-    """The structure of an on-policy actor-critic built by ``build_policy_graph``, read from
-    the graph's dense-layer records (no session needed).
+    """The structure of an on-policy actor-critic (scopes ``pi`` and ``v``), read from the
+    graph's dense-layer records (no session needed).
 
     Args:
-        g: the graph namespace (``x_ph``, ``info``, ...) of
-            :func:`spinup_tf.loops.on_policy.build_policy_graph`.
+        g: the acting tensors: ``x_ph`` and the policy's ``info`` dict (``log_std``), as
+            ``loops.on_policy.Run.train`` gathers them from the actor-critic's outputs.
         action_space: ``Discrete`` (categorical policy) or ``Box`` (diagonal Gaussian).
 
     Returns:
@@ -184,8 +184,8 @@ class NumpyGaussianPolicy:
 class NumpyActorCritic:
     """A numpy policy with its value function, pulled from the session in one ``sess.run``.
 
-    ``step(o) -> (a, v, logp, info)`` is what ``spinup_tf.loops.on_policy.run_on_policy`` expects of
-    one env step (``v`` a float32 scalar, ``info`` a list in sorted-key order);
+    ``step(o) -> (a, v, logp, info)`` is what the loop of ``spinup_tf.loops.on_policy``
+    expects of one env step (``v`` a float32 scalar, ``info`` a list in sorted-key order);
     ``value(o)`` is :math:`V(o)`; ``value_batch(obs)`` maps ``(batch, obs_dim)`` to
     ``(batch,)``.
     """
