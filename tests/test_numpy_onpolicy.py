@@ -1,18 +1,21 @@
-"""The on-policy fused path: numpy mirrors of the policies, the fused training loops, and
-whole runs with ``fused=True`` / ``False``."""
+"""The on-policy fast engine's acting: numpy mirrors of the policies against the graph, the
+fallbacks, and whole runs with ``fused=True`` / ``False`` (each repeats byte for byte for a
+seed)."""
 import csv
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.utils.tf1 import tf, make_session, get_trainable_vars, get_vars
+from spinup_tf.utils.tf1 import tf, make_session, get_trainable_vars
 from spinup_tf.utils.envs import EnvFn
-from spinup_tf.algos.trpo import build_trpo_graph
-from spinup_tf.algos.ppo import build_ppo_graph, ppo_objective, ppo_policy_steps
-from spinup_tf.loops.on_policy import FusedOnPolicy, value_steps, policy_step_fns
+from spinup_tf.algos import get_algo
+from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.loops.on_policy import actor_critic_graph, policy_step_fns
 from spinup_tf.fast.mirrors import NoMirror
+from spinup_tf.fast.on_policy import FastActing
 from spinup_tf.fast.onpolicy_mirrors import (actor_critic_layers, numpy_actor_critic,
                                              check_actor_critic, make_numpy_actor_critic)
 
@@ -29,8 +32,17 @@ class _Log:
 
 
 def _graph(kind, ac_kwargs=None, seed=0):
+    """The acting tensors of the default actor-critic (as ``Run.train`` gathers them), with
+    ``info_shapes`` of the buffer and ``get_action_ops``, and a session."""
     tf.set_random_seed(seed)
-    g = build_trpo_graph(OBS, SPACES[kind], ac_kwargs=ac_kwargs or dict(hidden_sizes=(16, 16)))
+    batch, outputs, _ = actor_critic_graph(OBS, SPACES[kind], mlp_actor_critic,
+                                           ac_kwargs or dict(hidden_sizes=(16, 16)),
+                                           keep_info=True)
+    pi, logp, logp_pi, info, info_phs, d_kl, v = outputs
+    keys = sorted(info_phs)
+    g = SimpleNamespace(x_ph=batch['x'], a_ph=batch['a'], logp=logp, info=info, v=v,
+                        info_shapes={k: info_phs[k].shape.as_list()[1:] for k in keys},
+                        get_action_ops=[pi, v, logp_pi] + [info[k] for k in keys])
     sess = make_session()
     sess.run(tf.global_variables_initializer())
     return g, sess
@@ -149,6 +161,21 @@ def test_unknown_activation_is_not_mirrored_and_falls_back():
         sess.close()
 
 
+def test_fast_acting_falls_back_to_the_graph_for_an_unknown_structure():
+    """A Gaussian policy without an (act_dim,) log_std variable has no mirror: the graph's
+    step and value are used, with one log line."""
+    with tf.Graph().as_default():
+        g, sess = _graph('gaussian')
+        g.info = {'mu': g.info['mu'], 'log_std': g.info['mu']}  # a state-dependent std
+        acting = FastActing(g, SPACES['gaussian'])
+        log = _Log()
+        step, value = object(), object()
+        assert acting.start(sess, 5, log, step, value) == (step, value, None)
+        assert log.lines == ['Acting through the graph (one sess.run per step): the '
+                             'Gaussian policy has no (act_dim,) log_std variable']
+        sess.close()
+
+
 def test_graph_step_keeps_the_whole_log_std():
     """The plain step stores (act_dim,) log_std, not its first entry broadcast."""
     with tf.Graph().as_default():
@@ -163,99 +190,6 @@ def test_graph_step_keeps_the_whole_log_std():
 
 
 # --------------------------------------------------------------------------------------------
-# Fused training loops against the plain ones
-# --------------------------------------------------------------------------------------------
-def _batch(kind, n=512, seed=0):
-    rng = np.random.RandomState(seed)
-    obs = rng.normal(size=(n, 5)).astype(np.float32)
-    act = (rng.randint(0, 3, n).astype(np.int32) if kind == 'categorical'
-           else rng.normal(size=(n, 2)).astype(np.float32))
-    adv = rng.normal(size=n).astype(np.float32)
-    ret = (3 * rng.normal(size=n) + 2).astype(np.float32)
-    return obs, act, adv, ret
-
-
-def _snapshot(sess):
-    variables = tf.global_variables()  # networks, Adam slots, beta powers
-    return variables, sess.run(variables)
-
-
-def _restore(sess, snapshot):
-    for v, value in zip(*snapshot):
-        v.load(value, sess)
-
-
-@pytest.mark.parametrize('kind', ['categorical', 'gaussian'])
-def test_fused_value_loop_equals_plain_loop(kind):
-    with tf.Graph().as_default():
-        tf.set_random_seed(0)
-        g = build_trpo_graph(OBS, SPACES[kind], ac_kwargs=dict(hidden_sizes=(32, 32)))
-        fz = FusedOnPolicy(g, SPACES[kind], g.v_optimizer, 40)
-        assert fz.v_loop is not None
-        sess = make_session()
-        sess.run(tf.global_variables_initializer())
-        assert fz._check_loops(sess, 5, _Log())
-        obs, act, adv, ret = _batch(kind)
-        logp_old, *info = sess.run([g.logp] + [g.info[k] for k in sorted(g.info)],
-                                   {g.x_ph: obs, g.a_ph: act})
-        info = [np.broadcast_to(x, (len(obs),) + x.shape[-1:]) for x in info]
-        inputs = [obs, act, adv, ret, logp_old] + info
-        start = _snapshot(sess)
-        v_vars = get_vars('v')  # weights and their Adam slots
-        beta = [v for v in tf.global_variables() if 'beta' in v.op.name]
-        results = []
-        for v_loop in (None, fz.v_loop):
-            _restore(sess, start)
-            train_v = value_steps(sess, g.all_phs, g.train_vf, v_loop, 40)
-            train_v(inputs)
-            train_v(inputs)  # twice: Adam's step count carries over
-            results.append(sess.run(v_vars + beta))
-        plain, fused = results
-        assert len(plain) == 3 * 6 + 2
-        for a, b in zip(plain, fused):
-            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(plain[-2:], [0.9 ** 81, 0.999 ** 81], rtol=1e-5)
-        # the loop actually trained
-        assert not np.allclose(plain[0], start[1][start[0].index(v_vars[0])])
-        sess.close()
-
-
-@pytest.mark.parametrize('kind,pi_lr,stops', [('categorical', 3e-2, True),
-                                              ('gaussian', 1e-5, False)])
-def test_fused_ppo_policy_loop_equals_plain_loop(kind, pi_lr, stops):
-    with tf.Graph().as_default():
-        tf.set_random_seed(0)
-        g = build_ppo_graph(OBS, SPACES[kind], ac_kwargs=dict(hidden_sizes=(32,)),
-                            pi_lr=pi_lr)
-        fz = FusedOnPolicy(g, SPACES[kind], g.v_optimizer, 5)
-        pi_vars = get_trainable_vars('pi')
-        pi_loop = fz.policy_loop(g.pi_optimizer, pi_vars,
-                                 lambda logp: ppo_objective(logp, g.logp_old_ph, g.adv_ph,
-                                                            0.2)[1:],
-                                 30, stop=lambda kl: tf.cast(kl, tf.float64) > 1.5 * 0.01)
-        sess = make_session()
-        sess.run(tf.global_variables_initializer())
-        obs, act, adv, ret = _batch(kind)
-        logp_old = sess.run(g.logp, {g.x_ph: obs, g.a_ph: act})
-        inputs = [obs, act, adv, ret, logp_old]
-        feed = dict(zip(g.all_phs, inputs))
-        start = _snapshot(sess)
-        watched = get_vars('pi') + [v for v in tf.global_variables() if 'beta' in v.op.name]
-
-        train_pi = sess.make_callable([g.train_pi, g.approx_kl], feed_list=g.all_phs)
-        plain_stop = ppo_policy_steps(lambda: train_pi(*inputs)[1], 30, 0.01)
-        plain = sess.run(watched)
-        _restore(sess, start)
-        steps, stopped = sess.run(pi_loop, feed)
-        fused = sess.run(watched)
-        assert (int(steps) - 1, bool(stopped)) == plain_stop
-        assert plain_stop[1] == stops and (plain_stop[0] < 29) == stops
-        for a, b in zip(plain, fused):
-            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
-        sess.close()
-
-
-# --------------------------------------------------------------------------------------------
 # Whole runs
 # --------------------------------------------------------------------------------------------
 def _rows_without_time(path):
@@ -265,23 +199,47 @@ def _rows_without_time(path):
     return [r[:t] + r[t + 1:] for r in rows]
 
 
-def _trpo(out, seed=3, **kwargs):
-    from spinup_tf.algos.trpo import trpo
-    trpo(EnvFn('CartPole-v1'), seed=seed, steps_per_epoch=400, epochs=3, train_v_iters=10,
-         ac_kwargs=dict(hidden_sizes=(16,)), logger_kwargs=dict(output_dir=str(out),
-                                                                quiet=True), **kwargs)
+def _run(algo, out, seed=3, env_id='CartPole-v1', **kwargs):
+    kwargs = dict(dict(steps_per_epoch=300, epochs=2, train_v_iters=10,
+                       ac_kwargs=dict(hidden_sizes=(16,))), **kwargs)
+    if algo == 'ppo':
+        kwargs.setdefault('train_pi_iters', 10)
+    get_algo(algo)(EnvFn(env_id), seed=seed, logger_kwargs=dict(output_dir=str(out),
+                                                                 quiet=True), **kwargs)
+    return _rows_without_time(out / 'progress.txt')
 
 
-def test_fused_trpo_same_seed_same_progress(tmp_path):
-    _trpo(tmp_path / 'a')
-    _trpo(tmp_path / 'b')
-    a = _rows_without_time(tmp_path / 'a' / 'progress.txt')
-    assert len(a) == 4 and a == _rows_without_time(tmp_path / 'b' / 'progress.txt')
-    _trpo(tmp_path / 'c', seed=4)
-    assert _rows_without_time(tmp_path / 'c' / 'progress.txt') != a
-    _trpo(tmp_path / 'd', fused=False)  # other sampler: another run of the same seed
-    assert _rows_without_time(tmp_path / 'd' / 'progress.txt') != a
-    assert json.loads((tmp_path / 'a' / 'config.json').read_text())['fused'] is True
+@pytest.mark.parametrize('algo,env_id', [('vpg', 'CartPole-v1'), ('ppo', 'Pendulum-v1'),
+                                         ('trpo', 'Pendulum-v1'), ('npg', 'CartPole-v1')])
+def test_same_seed_same_progress_on_both_paths(tmp_path, algo, env_id):
+    """Each path repeats byte for byte (apart from Time); the two paths sample actions
+    from different RNGs (numpy's, the graph's), so they are two different runs."""
+    rows = {}
+    for fused in (True, False):
+        rows[fused] = _run(algo, tmp_path / ('a%s' % fused), env_id=env_id, fused=fused)
+        assert len(rows[fused]) == 3
+        assert _run(algo, tmp_path / ('b%s' % fused), env_id=env_id, fused=fused) == \
+            rows[fused]
+    assert rows[True] != rows[False]
+    assert _run(algo, tmp_path / 'c', seed=4, env_id=env_id) != rows[True]
+    assert json.loads((tmp_path / 'aTrue' / 'config.json').read_text())['fused'] is True
+
+
+def test_fused_run_with_an_unmirrorable_policy_acts_through_the_graph(tmp_path, capsys):
+    """A policy the mirror cannot reproduce (an activation it does not know) acts through
+    the graph, with one log line and no traceback; its loops still run fused, so the run
+    equals the plain one but for float rounding in training."""
+    kwargs = dict(ac_kwargs=dict(hidden_sizes=(8,), activation=lambda x: tf.tanh(x)),
+                  steps_per_epoch=200, train_v_iters=5, train_pi_iters=5)
+    get_algo('ppo')(EnvFn('CartPole-v1'), seed=3, epochs=2,
+                    logger_kwargs=dict(output_dir=str(tmp_path / 'fused')), **kwargs)
+    out = capsys.readouterr().out
+    assert out.count('Acting through the graph') == 1, out
+    assert 'Training loops through the plain engine' not in out
+    plain = _run('ppo', tmp_path / 'plain', seed=3, fused=False, **kwargs)
+    fused = _rows_without_time(tmp_path / 'fused' / 'progress.txt')
+    assert fused[0] == plain[0]
+    np.testing.assert_allclose(np.array(fused[1:], float), np.array(plain[1:], float), rtol=1e-5)
 
 
 def test_fused_mirror_is_pulled_after_restore(tmp_path, monkeypatch):
