@@ -111,3 +111,40 @@ def test_presets_and_env_defaults_tables():
     assert get_preset('npg', 'blog-cartpole').env == 'CartPole-v1'
     assert env_defaults('td3', 'MountainCarContinuous-v0')['noise'] in ('pink', 'ou')
     assert env_defaults('td3', 'Pendulum-v1') == {}
+
+
+def test_tensorlayer_phase_puts_the_policy_step_on_every_third_update(monkeypatch, tmp_path):
+    """Seed 003 increments its counter before testing it: with update_count_from=1 the
+    policy step (with the targets) runs on updates 3, 6, 9 of a window, not 1, 4, 7; its
+    loss is stored exactly then, and the policy's weights move exactly then."""
+    from spinup_tf.loops.off_policy import PlainUpdates, counted_from
+    from spinup_tf.loops.replay_buffer import ReplayBuffer
+    from offpolicy_graphs import weights
+    for start, expected in ((1, [3, 6, 9]), (0, [1, 4, 7])):
+        g = capture(monkeypatch, tmp_path / str(start), 'td3', policy_delay=3)
+        with g.run.graph.as_default():
+            plain = PlainUpdates(counted_from(g.update, start), g.batch)
+        buf = ReplayBuffer(3, 1, 64)
+        rng = np.random.RandomState(0)
+        for _ in range(40):
+            buf.store(rng.randn(3), rng.uniform(-2, 2, 1), rng.randn(), rng.randn(3), 0.0)
+        events = []
+
+        class Log:
+            def store(self, **kw):
+                if 'LossQ' in kw:
+                    events.append(['q', weights(g, 'main/pi')])
+                if 'LossPi' in kw:
+                    events.append(['pi', weights(g, 'main/pi')])
+        first = weights(g, 'main/pi')
+        plain.window(g.sess, buf, 16, Log())(9)
+        updates, with_pi, moved, last = 0, [], [], first
+        for kind, pi_after in events:
+            if kind == 'q':
+                updates += 1
+            else:
+                with_pi.append(updates)
+            if any(np.any(a != b) for a, b in zip(last, pi_after)):
+                moved.append(updates)
+            last = pi_after
+        assert with_pi == expected and moved == expected, (start, with_pi, moved)

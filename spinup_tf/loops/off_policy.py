@@ -40,6 +40,7 @@ OPTIONS = dict(
     normalize_rewards=False,      # batch reward normalisation (the TensorLayer seed)
     action_range=None,            # the policy acts in [-r, r] (the TensorLayer seed)
     rllab_logging=False,          # rllab's extra columns (the MXNet DDPG seed)
+    update_count_from=0,          # j of a window's first update (1: the TensorLayer seed's)
     tensorboard=False,            # every progress column as a TensorBoard scalar too
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters).
@@ -108,6 +109,7 @@ class Run:
                 ``TotalEnvInteracts``, with ``logger.log_tabular``.
         """
         o, p = self.options, self.p
+        update = counted_from(update, o.update_count_from)
         with self.graph.as_default():
             plain = PlainUpdates(update, batch, _batch_transform(o))
             engine = None
@@ -153,6 +155,22 @@ class Run:
             Loop(p, o, self.logger, self.env, self.test_env, replay_buffer, agent).run()
         finally:
             sess.close()
+
+
+def counted_from(update, start):
+    """``update`` with its index counted from ``start``: ``update(train, j + start)``.
+
+    Spinning Up counts the updates of a window from 0, so TD3's policy steps are the 1st,
+    3rd, ... The TensorLayer seed increments its counter before testing it (``update_cnt
+    += 1`` then ``update_cnt % delay == 0``): ``start=1`` puts its policy steps on the
+    ``delay``-th, ``2 * delay``-th, ... update.
+    """
+    if not start:
+        return update
+
+    def shifted(train, j):
+        return update(train, j + start)
+    return shifted
 
 
 def _check(env, algo, p):

@@ -68,12 +68,14 @@ PRESETS = {
                         update_every=1, update_after=65, policy_delay=3, act_noise=1.0,
                         target_noise=0.5, noise_clip=1.0, gamma=0.9, polyak=0.99,
                         pi_lr=3e-4, q_lr=3e-4, batch_size=64, start_steps=500,
-                        steps_per_epoch=4000, epochs=10, action_range=1.0),
+                        steps_per_epoch=4000, epochs=10, action_range=1.0,
+                        update_count_from=1),
             reproduces='seed 003: the TensorLayer-2 TD3 tutorial on Pendulum',
             quirks='150-step episodes; policy with three hidden layers of 32, Q with two, '
                    'weights ~ U(-3e-3, 3e-3); batch reward normalisation; 3 updates per env '
                    'step once the buffer holds more than 64 transitions; policy and targets '
-                   'every 3 updates; exploration noise 1.0; target noise 0.5 clipped to +-1.0; '
+                   'on the 3rd of every 3 updates (its counter is incremented before it is '
+                   'tested: update_count_from=1; 0 puts them on the 1st); exploration noise 1.0; target noise 0.5 clipped to +-1.0; '
                    'gamma 0.9, tau 1e-2, lr 3e-4, batch 64, 500 random steps, 40k frames. '
                    'action_range=1 keeps the tutorial\'s quirk: the policy acts in [-1, 1] '
                    'though Pendulum allows [-2, 2] (pass --action_range None to use the '
