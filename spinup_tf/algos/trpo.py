@@ -161,12 +161,11 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
         ``all_phs`` and ``get_action_ops`` (as Spinning Up orders them), the value step
         ``train_vf``, and ``batch``/``outputs`` for ``on_policy.Run.train``.
     """
-    # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name, and
+    # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name, and the
     # placeholders for old pdist, for KL), and the main outputs from computation graph
     batch, outputs, ac = on_policy.actor_critic_graph(observation_space, action_space,
                                                       actor_critic, ac_kwargs, keep_info=True)
-    x_ph, a_ph, adv_ph, ret_ph, logp_old_ph = (batch[k] for k in on_policy.BATCH_KEYS)
-    pi, logp, logp_pi, info, info_phs, d_kl, v = outputs
+    x_ph, pi, logp, logp_pi, info, info_phs, d_kl, v = (batch['x'],) + outputs
 
     # Need all placeholders in *this* order later (to zip with data from buffer)
     all_phs = on_policy.feed_list(batch)
@@ -175,8 +174,8 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
     get_action_ops = [pi, v, logp_pi] + [info[k] for k in sorted(info_phs)]
 
     # TRPO losses
-    ratio = tf.exp(logp - logp_old_ph)  # pi(a|s) / pi_old(a|s)
-    pi_loss = -tf.reduce_mean(ratio * adv_ph)
+    ratio = tf.exp(logp - batch['logp_old'])  # pi(a|s) / pi_old(a|s)
+    pi_loss = -tf.reduce_mean(ratio * batch['adv'])
 
     def v_objective(batch):  # on any batch (the fast engine builds it in its loop)
         v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
@@ -261,8 +260,7 @@ def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping
     variables it built (Adam's slots) are initialised and ``update_on`` is returned.
     """
     train_v = Repeat(g.train_vf, train_v_iters)
+    update = trpo_update(g, train_v, algo, delta, damping_coeff, cg_iters, backtrack_iters,
+                         backtrack_coeff)
     with g.x_ph.graph.as_default():
-        updater = on_policy.Updater(trpo_update(g, train_v, algo, delta, damping_coeff,
-                                                cg_iters, backtrack_iters, backtrack_coeff),
-                                    [train_v], g.batch, fused)
-    return updater if sess is None else on_policy.bind_now(updater, sess)
+        return on_policy.updater(update, [train_v], g.batch, fused, sess)

@@ -320,15 +320,18 @@ class Updater:
         return update_on
 
 
-def bind_now(updater, sess):
-    """``updater.bind(sess)`` in a graph that already runs: the variables the engines
-    created (Adam's slots) are initialised first."""
-    graph = sess.graph
-    with graph.as_default():
-        initialized = set(sess.run(tf.report_uninitialized_variables()))
-        new = [v for v in tf.global_variables() if v.op.name.encode() in initialized]
-        sess.run(tf.variables_initializer(new))
-    return updater.bind(sess)
+def updater(update, steps, batch, fused=False, sess=None):
+    """``update`` on one epoch's data outside a run (tests, the benchmark): an
+    :class:`Updater` built now in the default graph. With ``sess`` None (before the
+    session starts) it is returned, for ``bind(sess)`` later; with ``sess``, the variables
+    its engines created (Adam's slots) are initialised and ``update_on`` is returned."""
+    built = Updater(update, steps, batch, fused)
+    if sess is None:
+        return built
+    initialized = set(sess.run(tf.report_uninitialized_variables()))
+    sess.run(tf.variables_initializer([v for v in tf.global_variables()
+                                       if v.op.name.encode() in initialized]))
+    return built.bind(sess)
 
 
 # --------------------------------------------------------------------------------------------
