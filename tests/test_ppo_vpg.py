@@ -281,3 +281,16 @@ def test_fast_engine_falls_back_for_a_step_it_cannot_loop():
     assert train(data, step) == (4, False)
     np.testing.assert_allclose(sess.run(w), 1 + 0.8 ** 5, rtol=1e-6)  # w - 1 <- 0.8 (w - 1)
     sess.close()
+
+
+def test_an_actor_critic_that_does_not_reuse_its_variables_is_refused(tmp_path):
+    """The losses call the actor-critic again on a batch; one that makes new variables
+    there (tf.Variable instead of tf.get_variable) would train a copy that never acts."""
+    from spinup_tf.algos.core import mlp_actor_critic
+
+    def fresh_variables(x, a, **kwargs):
+        pi, logp, logp_pi, info, info_phs, d_kl, v = mlp_actor_critic(x, a, **kwargs)
+        return pi, logp, logp_pi, info, info_phs, d_kl, v * tf.Variable(1.0)
+    with pytest.raises(ValueError, match='made new variables'):
+        get_algo('vpg')(EnvFn('CartPole-v1'), actor_critic=fresh_variables,
+                        logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))

@@ -125,7 +125,8 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         train(train_v)
 
         # Log changes from update
-        pi_l_new, v_l_new, kl, cf = evaluate([pi_loss, v_loss, pi_info['KL'], pi_info['ClipFrac']])
+        pi_l_new, v_l_new, kl, cf = evaluate([pi_loss, v_loss, pi_info['KL'],
+                                              pi_info['ClipFrac']])
         return dict(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent, ClipFrac=cf,
                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old),
                     StopIter=i)

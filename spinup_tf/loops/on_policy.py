@@ -171,8 +171,14 @@ def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
         batch['info'] = outputs[4]
 
     def ac(batch):
+        n_vars = len(tf.global_variables())
         with tf.variable_scope(tf.get_variable_scope(), reuse=True):
-            return actor_critic(batch['x'], batch['a'], **ac_kwargs)
+            out = actor_critic(batch['x'], batch['a'], **ac_kwargs)
+        if len(tf.global_variables()) != n_vars:  # the losses would train another copy
+            raise ValueError('the actor_critic made new variables when called again on a '
+                             'batch: create them with tf.get_variable (as tf1.dense does) '
+                             'so that a second call reuses them')
+        return out
     return batch, outputs, ac
 
 
