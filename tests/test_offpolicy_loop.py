@@ -34,14 +34,16 @@ class LineEnv(gym.Env):
 
 
 def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_after=0,
-         update_at_episode_end=False, loss=0.0, epochs=1, updates_per_step=1):
+         update_at_episode_end=False, loss=0.0, epochs=1, updates_per_step=1, buf=None,
+         **options):
     logger = EpochLogger(output_dir=str(tmp_path), quiet=True)
-    buf = ReplayBuffer(1, 1, 1000)
+    buf = buf if buf is not None else ReplayBuffer(1, 1, 1000)
     calls = []
 
     def train(n):
         for j in range(n):
-            buf.sample_batch(4)
+            if hasattr(buf, 'sample_batch'):
+                buf.sample_batch(4)
             calls.append((buf.size, j))
             logger.store(LossQ=loss)
 
@@ -49,7 +51,7 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
                         start_steps=0, update_after=update_after, update_every=update_every,
                         num_test_episodes=1, max_ep_len=max_ep_len, save_freq=1)
     options = SimpleNamespace(**dict(OPTIONS, update_at_episode_end=update_at_episode_end,
-                                     updates_per_step=updates_per_step))
+                                     updates_per_step=updates_per_step, **options))
     agent = SimpleNamespace(act=lambda o: np.zeros(1), explore=lambda o: np.zeros(1),
                             random_action=lambda: np.zeros(1), train=train,
                             log_diagnostics=lambda lg: lg.log_tabular('LossQ'),
@@ -127,3 +129,49 @@ def test_budget_must_be_positive_integers(kw):
     args.update(kw)
     with pytest.raises(UserInputError):
         check_positive_ints(**args)
+
+
+@pytest.mark.parametrize('graph_buffer', [False, True])
+def test_rllab_drops_the_transition_at_the_horizon(tmp_path, graph_buffer):
+    """keep_truncated=False (rllab's include_horizon_terminal=False): an episode cut by the
+    time limit stores all its transitions but the last; every stored next observation is
+    still the real one. Same on the graph buffer."""
+    env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
+    buf = None
+    if graph_buffer:
+        from spinup_tf.utils.tf1 import tf, make_session
+        from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+        graph = tf.Graph()
+        with graph.as_default():
+            buf = GraphReplayBuffer(1, 1, 1000)
+            sess = make_session(graph)
+        buf.attach(sess)
+    buf, _ = _run(tmp_path, env_fn, steps=15, buf=buf, keep_truncated=False)
+    if graph_buffer:
+        buf.flush()
+        state = buf.state_dict()
+        idxs = np.flatnonzero(state['valid'])
+        obs1, obs2 = state['obs'][idxs, 0], state['obs'][idxs + 1, 0]
+    else:
+        obs1, obs2, done = _transitions(buf)
+        assert not done.any()
+    assert list(obs1) == [0, 1, 2, 3] * 3
+    assert list(obs2) == [1, 2, 3, 4] * 3
+
+
+def test_noise_in_unit_actions_is_sigma_times_the_half_range():
+    """rllab normalises actions to [-1, 1], so its OU sigma acts on that scale: in env units
+    the noise is sigma * (high - low) / 2 (x3 on InvertedPendulum's [-3, 3])."""
+    from spinup_tf.loops.off_policy import NoisyPolicy
+    from spinup_tf.reproductions.noise import exploration_noise
+    low, high = np.array([-3.0], np.float32), np.array([3.0], np.float32)
+    draws = {}
+    for unit in (False, True):
+        np.random.seed(0)
+        policy = NoisyPolicy(lambda o: np.zeros(1), exploration_noise('ou', 0.3, 1), low, high,
+                             unit_actions=unit)
+        draws[unit] = np.array([policy(None) for _ in range(50)])
+    assert np.abs(draws[False]).max() < 3  # none clipped: the comparison is exact
+    np.testing.assert_allclose(draws[True], np.clip(3.0 * draws[False], low, high),
+                               rtol=1e-6)
+    assert np.abs(draws[True]).max() > np.abs(draws[False]).max()

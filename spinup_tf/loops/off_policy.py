@@ -41,6 +41,8 @@ OPTIONS = dict(
     action_range=None,            # the policy acts in [-r, r] (the TensorLayer seed)
     rllab_logging=False,          # rllab's extra columns (the MXNet DDPG seed)
     update_count_from=0,          # j of a window's first update (1: the TensorLayer seed's)
+    noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
+    keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
     tensorboard=False,            # every progress column as a TensorBoard scalar too
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters).
@@ -134,7 +136,8 @@ class Run:
                 sess, act_fn, explore_fn, update_window)
         if explore_fn is None:
             noise = exploration_noise(o.noise, self.act_noise, self.act_dim, p.max_ep_len)
-            explore_fn = NoisyPolicy(act_fn, noise, self.act_low, self.act_high)
+            explore_fn = NoisyPolicy(act_fn, noise, self.act_low, self.act_high,
+                                     o.noise_in_unit_actions)
         random_action = self.policy_space.sample if o.action_range is not None else \
             self.env.action_space.sample
 
@@ -207,15 +210,20 @@ class NoisyPolicy:
 
     ``reset()`` (called at the start of every episode) resets the noise process, which
     matters for the temporally correlated ones (OU, coloured noise).
+
+    With ``unit_actions`` the noise is drawn on the scale of actions normalised to
+    ``[-1, 1]``, as rllab does, and so is ``(high - low) / 2`` times larger in env units.
     """
 
-    def __init__(self, act, noise, act_low, act_high):
+    def __init__(self, act, noise, act_low, act_high, unit_actions=False):
         self.act, self.noise = act, noise
         self.act_low, self.act_high = act_low, act_high
         self.act_dim = int(np.prod(act_low.shape))
+        self.scale = (act_high - act_low) / 2 if unit_actions else 1.0
 
     def __call__(self, o):
-        return np.clip(self.act(o) + self.noise(self.act_dim), self.act_low, self.act_high)
+        return np.clip(self.act(o) + self.scale * self.noise(self.act_dim), self.act_low,
+                       self.act_high)
 
     def reset(self):
         self.noise.reset()
@@ -400,8 +408,11 @@ class Loop:
             # not a terminal state: store d = terminated only, so the target bootstraps
             # through it.
             truncated = truncated or ep_len == p.max_ep_len
-            replay_buffer.store(o, a, r, o2, float(terminated),
-                                episode_end=terminated or truncated)
+            if truncated and not terminated and not self.options.keep_truncated:
+                replay_buffer.end_episode()  # rllab drops the transition at the horizon
+            else:
+                replay_buffer.store(o, a, r, o2, float(terminated),
+                                    episode_end=terminated or truncated)
             self.state['t'] = t + 1
 
             # Super critical, easy to overlook step: make sure to update most recent

@@ -51,6 +51,14 @@ class RingLayout:
         self.filled = min(max(self.filled, slot + step), n)
         return slot, nxt
 
+    def end_episode(self):
+        """End the episode without storing its last transition (rllab's
+        ``include_horizon_terminal=False``): the slot at the pointer, which holds the last
+        stored transition's next observation, becomes the episode's stub."""
+        n = self.max_size
+        self.filled = min(max(self.filled, self.ptr + 1), n)
+        self.ptr = (self.ptr + 1) % n
+
     def sample_indices(self, batch_size):
         """``(batch_size,)`` slots drawn uniformly with replacement among the held
         transitions: uniform draws over ``[0, filled)``, with the draws that hit a

@@ -17,26 +17,33 @@ PRESETS = {
         'seed-000': Preset(
             env='Pendulum-v1',
             kwargs=dict(ac_kwargs=dict(hidden_sizes=(400, 300)), update_at_episode_end=True,
-                        tensorboard=True, update_after=0),
+                        tensorboard=True, update_after=0, steps_per_epoch=5000),
             reproduces='seed 000: Spinning Up TF1 DDPG walkthrough (400-300 ReLU networks)',
             quirks='all updates at the end of each trajectory, one per step it had (from the '
-                   'first trajectory on); TensorBoard scalar summaries pi_loss/q_loss of each '
-                   "epoch's last batch in <run>/tensorboard. The seed names no env; Pendulum-v1 "
+                   'first trajectory on); epochs of 5000 steps, as the Spinning Up code it copies '
+                   'ran; TensorBoard scalars of every column (LossPi/LossQ for its '
+                   'pi_loss/q_loss) in <run>/tensorboard. The seed names no env; Pendulum-v1 '
                    "makes it comparable with rl-zoo's DDPG benchmark."),
         'rllab-mxnet': Preset(
             env='InvertedPendulum-v5',
             kwargs=dict(actor_critic='rllab', noise='ou', act_noise=0.3, batch_size=32,
                         q_lr=1e-3, pi_lr=1e-4, polyak=1 - 1e-3, update_every=1,
                         update_after=10000, start_steps=0, max_ep_len=100,
-                        steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True),
+                        steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True,
+                        noise_in_unit_actions=True, keep_truncated=False),
             reproduces='seed 002: MXNet DDPG in rllab style',
-            quirks='OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, '
-                   'actions clipped); policy obs-32-32-tanh, Q obs-32-32 then the action '
-                   'concatenated -32-1, kernels ~ N(0, 0.01); batch 32, Q lr 1e-3, policy lr '
-                   '1e-4, tau 1e-3; one update per sample once 10000 samples are stored; '
-                   'paths of 100 steps; epochs of 1000 steps; rllab column names logged too. '
-                   "rllab's box2d cart-pole is not in gymnasium: InvertedPendulum-v5 (MuJoCo) "
-                   'stands in.'),
+            quirks="OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, "
+                   "actions clipped) on rllab's normalised [-1, 1] action scale, so 3x larger "
+                   "in InvertedPendulum units (noise_in_unit_actions); the transition that hits "
+                   "the path horizon is not stored (include_horizon_terminal=False: "
+                   "keep_truncated=False); policy obs-32-32-tanh, Q obs-32-32 then the action "
+                   "concatenated -32-1, kernels ~ N(0, 0.01); batch 32, policy lr 1e-4, "
+                   "tau 1e-3; one update per sample; epochs of 1000 steps; rllab column names "
+                   "logged too. Q lr 1e-3, 10000 start samples and 100-step paths are the "
+                   "upstream MXNet run script's; the seed's own signature says lr 1e-4, "
+                   "memory_start_size 1000, max_path_length 1000 (--q_lr 1e-4 --update_after "
+                   "1000 --max_ep_len 1000). rllab's box2d cart-pole is not in gymnasium: "
+                   "InvertedPendulum-v5 (MuJoCo) stands in."),
     },
     'td3': {
         'blog-mountaincar': Preset(
