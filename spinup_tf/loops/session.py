@@ -79,9 +79,3 @@ class Setup:
         for env in self.envs:
             env.close()
 
-
-def start_session(graph, logger, inputs, outputs, init_ops=()):
-    """:meth:`Setup.start_session` for a graph and logger made elsewhere."""
-    setup = Setup.__new__(Setup)
-    setup.graph, setup.logger = graph, logger
-    return setup.start_session(inputs, outputs, init_ops)
