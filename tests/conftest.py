@@ -13,6 +13,12 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'expensive: over a minute on 2 cores (a multi-seed learning test); '
+        '`-m "not expensive"` leaves them out, `python -m pytest -q` (CI) runs them')
+
+
 def run_cli(*args, cwd=None, timeout=600):
     """Run ``python run.py ARGS`` in a subprocess; returns the CompletedProcess."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', MPLBACKEND='Agg')
