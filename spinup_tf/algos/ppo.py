@@ -14,7 +14,7 @@ from spinup_tf.loops.on_policy import Run
 def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, clip_ratio=0.2, pi_lr=3e-4, vf_lr=1e-3,
         train_pi_iters=80, train_v_iters=80, lam=0.97, max_ep_len=1000, target_kl=0.01,
-        logger_kwargs=dict(), save_freq=10, fused=True):
+        logger_kwargs=dict(), save_freq=10, **options):
     """Proximal Policy Optimization (by clipping), with early stopping based on approximate KL.
 
     Args:
@@ -72,11 +72,13 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
 
-        fused (bool): True (default): the fast engine (``spinup_tf.fast.on_policy``): a numpy
-            mirror of the policy acts, pulled once per epoch (actions from numpy's seeded
-            RNG); the ``train_pi_iters`` policy steps, with their early stop on KL, run as
-            one ``sess.run``, and so do the ``train_v_iters`` value steps. False: Spinning
-            Up's loop, one ``sess.run`` per env step and per gradient step.
+        options: the on-policy loop's options (``spinup_tf.loops.on_policy.OPTIONS``):
+            ``fused`` (True, the default: the fast engine, ``spinup_tf.fast.on_policy``: a
+            numpy mirror of the policy acts, pulled once per epoch, and the
+            ``train_pi_iters`` policy steps, with their early stop on KL, run as one
+            ``sess.run``, as do the ``train_v_iters`` value steps; False: Spinning Up's loop,
+            one ``sess.run`` per env step and per gradient step), and the seeds' quirks
+            (``reward_lag``, ``bootstrap_with_reward``, ``timeout_is_terminal``).
     """
     run = Run('ppo', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 

@@ -21,7 +21,7 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
          steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
          train_v_iters=80, damping_coeff=0.1, cg_iters=10, backtrack_iters=10,
          backtrack_coeff=0.8, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10,
-         algo='trpo', fused=True):
+         algo='trpo', **options):
     """Trust Region Policy Optimization (with support for Natural Policy Gradient).
 
     Args:
@@ -118,11 +118,13 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         algo: Either 'trpo' or 'npg': this code supports both, since they are almost the
             same.
 
-        fused (bool): True (default): the fast engine (``spinup_tf.fast.on_policy``): a numpy
-            mirror of the policy acts, pulled once per epoch (actions from numpy's seeded
-            RNG), and the ``train_v_iters`` value steps run as one ``sess.run``; the
-            natural-gradient step is the plain graph's either way. False: Spinning Up's
-            loop, one ``sess.run`` per env step and per value step.
+        options: the on-policy loop's options (``spinup_tf.loops.on_policy.OPTIONS``):
+            ``fused`` (True, the default: the fast engine, ``spinup_tf.fast.on_policy``: a
+            numpy mirror of the policy acts, pulled once per epoch, and the ``train_v_iters``
+            value steps run as one ``sess.run``; the natural-gradient step is the plain
+            graph's either way; False: Spinning Up's loop, one ``sess.run`` per env step and
+            per value step), and the TRPO blog's quirks that its preset switches on
+            (``reward_lag``, ``bootstrap_with_reward``, ``timeout_is_terminal``).
     """
     run = on_policy.Run(algo, env_fn, locals(), choices=dict(algo=('trpo', 'npg')))
     with run.graph.as_default():
@@ -139,14 +141,14 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, delta=0.01, vf_lr=1e-3,
         train_v_iters=80, damping_coeff=0.1, cg_iters=10, lam=0.97, max_ep_len=1000,
-        logger_kwargs=dict(), save_freq=10, fused=True):
+        logger_kwargs=dict(), save_freq=10, **options):
     """Natural Policy Gradient: TRPO's update with the full step ``sqrt(2δ / xᵀHx)·x`` and
     no line search. Arguments as :func:`trpo`."""
     return trpo(env_fn, actor_critic=actor_critic, ac_kwargs=ac_kwargs, seed=seed,
                 steps_per_epoch=steps_per_epoch, epochs=epochs, gamma=gamma, delta=delta,
                 vf_lr=vf_lr, train_v_iters=train_v_iters, damping_coeff=damping_coeff,
                 cg_iters=cg_iters, lam=lam, max_ep_len=max_ep_len,
-                logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg', fused=fused)
+                logger_kwargs=logger_kwargs, save_freq=save_freq, algo='npg', **options)
 
 
 def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,

@@ -13,7 +13,7 @@ from spinup_tf.loops.on_policy import Run
 def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         steps_per_epoch=4000, epochs=50, gamma=0.99, pi_lr=3e-4, vf_lr=1e-3,
         train_v_iters=80, lam=0.97, max_ep_len=1000, logger_kwargs=dict(), save_freq=10,
-        fused=True):
+        **options):
     """Vanilla Policy Gradient (with GAE-Lambda for advantage estimation).
 
     Args:
@@ -57,10 +57,11 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
 
-        fused (bool): True (default): the fast engine (``spinup_tf.fast.on_policy``): a numpy
-            mirror of the policy acts, pulled once per epoch (actions from numpy's seeded
-            RNG), and the ``train_v_iters`` value steps run as one ``sess.run``. False:
-            Spinning Up's loop, one ``sess.run`` per env step and per gradient step.
+        options: the on-policy loop's options (``spinup_tf.loops.on_policy.OPTIONS``):
+            ``fused`` (True, the default: the fast engine, ``spinup_tf.fast.on_policy``: a
+            numpy mirror of the policy acts, pulled once per epoch, and the value steps run
+            as one ``sess.run``; False: Spinning Up's loop, one ``sess.run`` per env step and
+            per gradient step), and the seeds' quirks that the presets switch on.
     """
     run = Run('vpg', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 

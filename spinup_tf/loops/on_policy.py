@@ -46,7 +46,18 @@ from spinup_tf.loops.session import Setup
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'gamma', 'lam', 'max_ep_len',
-                   'save_freq', 'fused')
+                   'save_freq')
+OPTIONS = dict(
+    fused=True,                   # the fast engine (spinup_tf.fast.on_policy); False: Spinning Up's
+    reward_lag=False,             # store the previous step's reward (the TRPO blog's order)
+    bootstrap_with_reward=False,  # an ended trajectory bootstraps with its last reward
+    timeout_is_terminal=False,    # the time limit ends a trajectory as a terminal state
+)
+"""The loop's options (flags of every on-policy algorithm besides its own parameters). The
+last three are the TRPO blog's (seed 004) quirks, which its preset switches on: it called
+``buf.store(o, a, r)`` before ``env.step`` (so each step stored the reward of the step
+before, 0 at an episode's start), ended a trajectory with ``last_val = r if d else V(o)``,
+and old gym's ``d`` was also true at the time limit."""
 FINITE_KEYS = ('LossPi', 'LossV', 'KL', 'VVals')  # a NaN or Inf here stops the run
 BATCH_KEYS = ('x', 'a', 'adv', 'ret', 'logp_old')  # the order of GAEBuffer.get()
 
@@ -66,6 +77,12 @@ class Run:
     """
 
     def __init__(self, algo, env_fn, config, choices=None):
+        options = dict(config.pop('options', None) or {})
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
+        self.options = SimpleNamespace(**dict(OPTIONS, **options))
+        config = dict(config, **vars(self.options))
         self.p = SimpleNamespace(**{k: config[k] for k in LOOP_PARAMETERS})
 
         def check(env):
@@ -109,9 +126,9 @@ class Run:
         info_keys = sorted(batch.get('info', {}))
         info_shapes = {k: batch['info'][k].shape.as_list()[1:] for k in info_keys}
         with self.graph.as_default():
-            updater = Updater(update, steps, batch, fused=p.fused)
+            updater = Updater(update, steps, batch, fused=self.options.fused)
             fast_acting = None
-            if p.fused:
+            if self.options.fused:
                 from spinup_tf.fast.on_policy import FastActing
                 fast_acting = FastActing(policy, self.env.action_space)
             act_shape = self.env.action_space.shape if isinstance(self.env.action_space, Box) \
@@ -348,6 +365,7 @@ class _Loop:
 
     def __init__(self, run, buf, step, value, update_epoch, new_policy, log, sess):
         self.p, self.logger, self.env = run.p, run.logger, run.env
+        self.options = run.options
         self.buf, self.step, self.value = buf, step, value
         self.update_epoch, self.new_policy, self.log, self.sess = (update_epoch, new_policy,
                                                                    log, sess)
@@ -391,6 +409,8 @@ class _Loop:
         else:
             o = seed_env(env, p.seed)
         ep_ret, ep_len = 0.0, 0
+        quirks = self.options
+        r_stored = 0.0  # with reward_lag: the reward the next store records
 
         for epoch in range(state['epoch'] + 1, p.epochs + 1):
             if self.new_policy is not None:
@@ -406,6 +426,8 @@ class _Loop:
                 ep_len += 1
 
                 # save and log
+                if quirks.reward_lag:
+                    r, r_stored = r_stored, r
                 buf.store(o, a, r, v_t, logp_t, info_t)
                 logger.store(VVals=v_t)
                 state['t'] = t + 1
@@ -415,19 +437,25 @@ class _Loop:
                 state['o'] = o
 
                 truncated = truncated or ep_len == p.max_ep_len
+                if quirks.timeout_is_terminal:
+                    terminated, truncated = terminated or truncated, False
                 epoch_ended = t == p.steps_per_epoch - 1
                 if terminated or truncated or epoch_ended:
                     if epoch_ended and not (terminated or truncated):
                         logger.log('Warning: trajectory cut off by epoch at %d steps.'
                                    % ep_len, 'yellow')
                     # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
-                    buf.finish_path(0.0 if terminated else self.value(o))
+                    if terminated:
+                        last_val = r_stored if quirks.reward_lag else r
+                        buf.finish_path(last_val if quirks.bootstrap_with_reward else 0.0)
+                    else:
+                        buf.finish_path(self.value(o))
                     if terminated or truncated:
                         # only save EpRet / EpLen if the episode really ended
                         logger.store(EpRet=ep_ret, EpLen=ep_len)
                     o, _ = env.reset()
                     state['o'] = None
-                    ep_ret, ep_len = 0.0, 0
+                    ep_ret, ep_len, r_stored = 0.0, 0, 0.0
 
             # Perform the update, check it, then save.
             self.update_epoch()

@@ -92,10 +92,15 @@ PRESETS = {
         'blog-cartpole': Preset(
             env='CartPole-v1',
             kwargs=dict(ac_kwargs=dict(hidden_sizes=(64, 64)), steps_per_epoch=4000,
-                        epochs=50),
+                        epochs=50, reward_lag=True, bootstrap_with_reward=True,
+                        timeout_is_terminal=True),
             reproduces='seed 004: the TRPO blog run (Spinning Up TF1 TRPO, 64x64 tanh)',
-            quirks='none kept: the seed passed an env object as env_fn and bootstrapped '
-                   'with the last reward at terminal states; both are fixed.'),
+            quirks="the seed's loop as written: buf.store(o, a, r) before env.step stores each "
+                   "step's previous reward, 0 at an episode's start (reward_lag); "
+                   "last_val = r if d else V(o) bootstraps an ended trajectory with its last "
+                   "reward (bootstrap_with_reward); old gym's d was true at CartPole's 500-step "
+                   "limit, so the timeout is terminal (timeout_is_terminal). Pass the three as "
+                   "False for the fixed loop. The seed's env object as env_fn is not kept."),
     },
 }
 PRESETS['npg'] = {'blog-cartpole': PRESETS['trpo']['blog-cartpole']._replace(
