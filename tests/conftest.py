@@ -15,7 +15,7 @@ if ROOT not in sys.path:
 
 def pytest_configure(config):
     config.addinivalue_line(
-        'markers', 'expensive: over a minute on 2 cores (a multi-seed learning test); '
+        'markers', 'expensive: about a minute or more on 2 cores (a multi-seed learning test); '
         '`-m "not expensive"` leaves them out, `python -m pytest -q` (CI) runs them')
 
 

@@ -127,7 +127,7 @@ def test_mountaincar_default_noise_leaves_the_do_nothing_optimum(tmp_path):
     has every seed pass (the old one, 4 epochs and the last epoch's figure, passed 3 of 16),
     so the test needs 2 of seeds 0, 1, 2 (first above 50 at epochs 4, 7, 7) to pass: with
     15 of 16 seeds passing, 2 of 3 failing has odds of about 1 in 90. It stops once 2 seeds
-    pass (or 2 fail), so it runs 2 runs of 24000 steps, 3 at worst; over a minute, hence
+    pass (or 2 fail), so it runs 2 runs of 24000 steps, 3 at worst: about a minute (56 s), hence
     ``expensive``."""
     from spinup_tf.algos.td3 import td3
     from spinup_tf.reproductions.presets import env_defaults
