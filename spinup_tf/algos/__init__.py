@@ -4,8 +4,8 @@ Each entry names the function (imported lazily, so ``run.py --help`` stays fast)
 space check the command line runs before anything is written.
 """
 import importlib
-import inspect
 
+from spinup_tf.utils.flags import docstring, option_comments, signature_parameters
 from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
 
 
@@ -43,17 +43,22 @@ LOOPS = {'ddpg': 'off_policy', 'td3': 'off_policy', 'sac': 'off_policy', 'trpo':
 def parameters(name):
     """The flags of algorithm ``name``: its signature's parameters (``inspect.Parameter``,
     in order), with ``**options`` replaced by its loop's ``OPTIONS``
-    (``spinup_tf.loops.off_policy.OPTIONS``...)."""
-    params = {}
-    for key, param in inspect.signature(get_algo(name)).parameters.items():
-        if param.kind != param.VAR_KEYWORD:
-            params[key] = param
-            continue
-        loop = importlib.import_module('spinup_tf.loops.' + LOOPS[name])
-        for opt, default in getattr(loop, 'OPTIONS', {}).items():
-            params[opt] = inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY,
-                                            default=default)
-    return params
+    (``spinup_tf.loops.off_policy.OPTIONS``...). Read from the source
+    (``spinup_tf.utils.flags``): nothing is imported, so ``--help`` and argument errors
+    answer without TensorFlow."""
+    module, fn, _ = ALGOS[name]
+    return signature_parameters(module, fn, 'spinup_tf.loops.' + LOOPS[name])
+
+
+def option_help(name):
+    """``{option: comment}`` of the options of ``name``'s loop (its ``OPTIONS``)."""
+    return option_comments('spinup_tf.loops.' + LOOPS[name])
+
+
+def algo_docstring(name):
+    """The docstring of algorithm ``name``, read from its source."""
+    module, fn, _ = ALGOS[name]
+    return docstring(module, fn)
 
 
 def check_spaces(name, env):

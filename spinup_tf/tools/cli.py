@@ -13,14 +13,15 @@ Spinning Up's conventions:
 """
 import ast
 import collections
-import inspect
 import os
 import os.path as osp
 import signal
 import sys
 
-from spinup_tf.algos import ALGOS, check_spaces, get_algo, parameters
+from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, option_help, \
+    parameters
 from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
 from spinup_tf.reproductions.presets import (get_preset, env_defaults, describe_presets,
@@ -41,8 +42,12 @@ USAGE = """usage:
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
   python run.py resume DIR                             continue a killed or interrupted run
 """
+RESUME_HELP = """usage: python run.py resume RUN_DIR
 
-
+Continue a killed or interrupted run from its folder: the algorithm, its hyperparameters,
+the env id and its keyword arguments come from RUN_DIR/config.json, the state from
+RUN_DIR/checkpoint/ (written every save_freq epochs, at the last one and on Ctrl-C).
+Progress rows are appended to RUN_DIR/progress.txt after the rows the checkpoint covers."""
 
 
 def main(argv=None):
@@ -83,6 +88,9 @@ def _dispatch(argv):
         from spinup_tf.tools.test_policy import main as test_policy_main
         return test_policy_main(rest)
     if cmd == 'resume':
+        if rest and rest[0] in ('-h', '--help'):
+            print(RESUME_HELP)
+            return 0
         if len(rest) != 1 or rest[0].startswith('-'):
             raise UserInputError('usage: python run.py resume RUN_DIR')
         from spinup_tf.tools.resume import resume
@@ -116,15 +124,16 @@ def _dispatch(argv):
 
 
 def algo_help(name):
-    """Usage line, flags with defaults, and the algorithm's docstring."""
-    from spinup_tf.utils.tf1 import ACTIVATIONS
-    fn = get_algo(name)
+    """Usage line, flags with defaults, and the algorithm's docstring (read from the source:
+    TensorFlow is not imported)."""
     lines = ['usage: python run.py %s --env ENV_ID [--flag VALUE ...]' % name, '',
              'flags (defaults):']
+    comments = option_help(name)
     for key, param in parameters(name).items():
         if key in NOT_FLAGS:
             continue
-        lines.append('  --%-22s %r' % (key, param.default))
+        line = '  --%-22s %-8r' % (key, param.default)
+        lines.append(line + ('  ' + comments[key] if key in comments else ''))
     lines += ['  --%-22s %s' % ('env', 'gymnasium id (required)'),
               '  --%-22s %s' % ('hid', 'hidden sizes, e.g. "[256,256]" (ac_kwargs)'),
               '  --%-22s %s' % ('act', 'activation: ' + ', '.join(ACTIVATIONS)),
@@ -140,7 +149,7 @@ def algo_help(name):
                                           'override it'),
               '', 'Several values after a flag run a grid: --seed 0 10 20', ''] + \
         describe_presets(name) + [''] + describe_env_defaults(name) + ['',
-              inspect.getdoc(fn)]
+              algo_docstring(name)]
     return '\n'.join(lines)
 
 
@@ -174,11 +183,15 @@ def parse_value(token):
         return token
 
 
-def _activation(name):
-    from spinup_tf.utils.tf1 import ACTIVATIONS, activation_by_name
+def _check_activation(name):
     if not isinstance(name, str) or name not in ACTIVATIONS:
         raise UserInputError('unknown activation %r; choose from %s'
                              % (name, ', '.join(ACTIVATIONS)))
+
+
+def _activation(name):
+    from spinup_tf.utils.tf1 import activation_by_name
+    _check_activation(name)
     return activation_by_name(name)
 
 
@@ -247,7 +260,6 @@ def build_runs(name, tokens):
     results.
     """
     from spinup_tf.utils.logx import PROGRESS_FILE
-    fn = get_algo(name)
     params = parameters(name)
     flags = parse_flags(tokens)
 
@@ -290,7 +302,7 @@ def build_runs(name, tokens):
     if 'act' in flags:
         ac_grid['activation'] = flags.pop('act')
         for v in ac_grid['activation']:
-            _activation(v)
+            _check_activation(v)
 
     grid_flags = {}
     for key, vals in flags.items():
@@ -328,7 +340,7 @@ def build_runs(name, tokens):
         e.kwargs.update({k: v for k, v in base.items() if k not in e.kwargs})
         ac_kwargs = e.kwargs.get('ac_kwargs')
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
-            _activation(ac_kwargs['activation'])
+            _check_activation(ac_kwargs['activation'])
         progress = osp.join(e.output_dir, PROGRESS_FILE)
         if osp.exists(progress) and not run_opts.get('overwrite', False):
             raise UserInputError('%s already holds results; choose another --exp_name, add '

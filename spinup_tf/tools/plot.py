@@ -7,17 +7,17 @@ line of column names, then one row per epoch) and a ``config.json`` with ``"exp_
 Examples::
 
     # Mean test return over seeds with a +-1 std band, saved headless as a PNG.
-    python plots/plot.py data/td3_Pendulum-v1 --save plots/td3.png
+    python run.py plot data/td3_Pendulum-v1 --save plots/td3.png
 
     # Compare two experiments, smoothed over 5 epochs, with custom legend entries.
-    python plots/plot.py data/td3_Pendulum-v1 data/ddpg_Pendulum-v1 -l TD3 DDPG -s 5
+    python run.py plot data/td3_Pendulum-v1 data/ddpg_Pendulum-v1 -l TD3 DDPG -s 5
 
     # Every seed separately, against epochs, for two columns (writes fig_AverageEpRet.svg
     # and fig_LossQ.svg).
-    python plots/plot.py data/sac_ --count -x Epoch -y AverageEpRet LossQ --save fig.svg
+    python run.py plot data/sac_ --count -x Epoch -y AverageEpRet LossQ --save fig.svg
 
     # A logdir that is not a directory is a prefix: this takes data/td3_*, only seed 0.
-    python plots/plot.py data/td3_ --select _s0 --exclude HalfCheetah
+    python run.py plot data/td3_ --select _s0 --exclude HalfCheetah
 
 How it works:
 
@@ -44,7 +44,7 @@ import warnings
 
 import numpy as np
 
-PROG = 'plot.py'
+PROG = 'run.py plot'  # also what plots/plot.py answers to
 PROGRESS_FILE = 'progress.txt'
 CONFIG_FILE = 'config.json'
 ESTIMATORS = {'mean': np.nanmean, 'max': np.nanmax, 'min': np.nanmin, 'median': np.nanmedian}
@@ -467,7 +467,7 @@ def has_display():
 def build_parser():
     parser = argparse.ArgumentParser(
         prog=PROG, description='Plot learning curves of Spinning-Up-style runs.',
-        epilog='example: python plots/plot.py data/td3_Pendulum-v1 --save plots/td3.png')
+        epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png')
     parser.add_argument('logdir', nargs='+',
                         help='run directories searched recursively for progress.txt; a path '
                              'that is not a directory is a prefix of sibling directories')

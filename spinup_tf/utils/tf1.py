@@ -7,16 +7,18 @@ the target-network ops (``tf.group`` of ``tf.assign``).
 
 Import ``tf`` from this module: it is ``tensorflow.compat.v1`` with eager execution disabled.
 """
-import os
 from collections import namedtuple
 
-os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
 # oneDNN (TF's default on x86 Linux) is left as TensorFlow sets it: its matmuls make the fused
 # TD3 update about 8 % faster than Eigen's (the backward pass's transposed products most),
 # and same-seed reruns stay byte-identical with it, for every algorithm and both paths.
 
 import numpy as np
-import tensorflow.compat.v1 as tf
+
+from spinup_tf.utils.quiet import import_tensorflow
+from spinup_tf.utils.flags import ACTIVATIONS
+
+tf = import_tensorflow()  # tensorflow.compat.v1, without the start-up notices of a CPU machine
 
 tf.disable_eager_execution()
 # TF1's own while_loop/cond (Enter/Switch/Merge frames) rather than TF2's functional ones:
@@ -56,8 +58,6 @@ def placeholder_from_space(space, name=None):
 # --------------------------------------------------------------------------------------------
 # Activations by name (command line, config.json)
 # --------------------------------------------------------------------------------------------
-ACTIVATIONS = ('relu', 'tanh', 'elu', 'selu', 'sigmoid', 'softplus', 'leaky_relu', 'relu6',
-               'swish', 'gelu')
 
 
 def activation_by_name(name):
