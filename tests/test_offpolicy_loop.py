@@ -175,3 +175,16 @@ def test_noise_in_unit_actions_is_sigma_times_the_half_range():
     np.testing.assert_allclose(draws[True], np.clip(3.0 * draws[False], low, high),
                                rtol=1e-6)
     assert np.abs(draws[True]).max() > np.abs(draws[False]).max()
+
+
+def test_test_at_start_logs_the_untrained_policy_as_epoch_0(tmp_path):
+    """The udemy seed evaluates before training (evaluations = [evaluate_policy(policy)]):
+    with test_at_start the first row is Epoch 0 at 0 steps, with test episodes only."""
+    _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=8, epochs=2, test_at_start=True)
+    rows = [dict(zip(*[l.split('\t') for l in pair]))
+            for pair in [((tmp_path / 'progress.txt').read_text().splitlines()[0], line)
+                         for line in (tmp_path / 'progress.txt').read_text().splitlines()[1:]]]
+    assert [float(r['Epoch']) for r in rows] == [0, 1, 2]
+    assert float(rows[0]['TotalEnvInteracts']) == 0
+    assert float(rows[0]['AverageTestEpRet']) == 4.0  # one test episode of 4 steps
+    assert rows[0]['AverageEpRet'] == 'nan' and float(rows[1]['AverageEpRet']) == 4.0

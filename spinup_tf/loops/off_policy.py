@@ -43,6 +43,7 @@ OPTIONS = dict(
     update_count_from=0,          # j of a window's first update (1: the TensorLayer seed's)
     noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
+    test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
     tensorboard=False,            # every progress column as a TensorBoard scalar too
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters).
@@ -389,6 +390,8 @@ class Loop:
         else:
             t0 = 0
             o = seed_env(env, p.seed)
+            if self.options.test_at_start:  # the udemy seed evaluates the untrained policy
+                self.end_epoch(0, -1)
         reset_exploration()
         ep_ret, ep_len = 0.0, 0
 

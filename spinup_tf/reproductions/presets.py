@@ -55,19 +55,21 @@ PRESETS = {
             quirks='exploration noise act_noise * np.random.rand(...) (uniform [0, 1): biased '
                    'towards positive actions), as the blog ran it.'),
         'udemy': Preset(
-            env='Ant-v5',
+            env='AntBulletEnv-v0',
             kwargs=dict(actor_critic='udemy', ac_kwargs=dict(hidden_sizes=(400, 300)),
                         update_at_episode_end=True, update_after=0, policy_delay=2,
                         polyak=0.995, act_noise=0.1, start_steps=10000, steps_per_epoch=5000,
                         epochs=100, batch_size=100, gamma=0.99, target_noise=0.2,
-                        noise_clip=0.5, pi_lr=1e-3, q_lr=1e-3, num_test_episodes=10),
+                        noise_clip=0.5, pi_lr=1e-3, q_lr=1e-3, num_test_episodes=10,
+                        test_at_start=True),
             reproduces='seed 001 v2: the udemy PyTorch TD3, rebuilt as a TF1 graph',
             quirks='400-300 ReLU actor, both critics in one "critic" scope, PyTorch nn.Linear '
                    'initialisation; training at the end of each episode for as many iterations '
                    'as it had steps, policy and both targets every 2 iterations, tau 0.005; '
                    'Gaussian exploration 0.1 clipped to the bounds; 10k random steps; '
-                   'evaluation (10 episodes) every 5000 steps; 500k steps. AntBulletEnv-v0 '
-                   '(PyBullet) is not available on gymnasium: Ant-v5 (MuJoCo) stands in.'),
+                   'evaluation (10 episodes) before training (test_at_start: row Epoch 0) and '
+                   'every 5000 steps; 500k steps; AntBulletEnv-v0 (pybullet, through '
+                   'pybullet-envs-gymnasium).'),
         'tensorlayer': Preset(
             env='Pendulum-v1',
             kwargs=dict(actor_critic='tensorlayer', ac_kwargs=dict(hidden_sizes=(32, 32)),

@@ -30,8 +30,33 @@ class EnvFn:
         return 'EnvFn(%r%s)' % (self.env_id, ''.join(', %s=%r' % kv for kv in self.kwargs.items()))
 
 
+# Packages that register more envs with gymnasium when imported: pybullet's
+# (AntBulletEnv-v0, the udemy seed's env), imported only when an id is not found otherwise.
+ENV_PLUGINS = ('pybullet_envs_gymnasium',)
+
+
+def _import_env_plugins():
+    import importlib
+    import os
+    for module in ENV_PLUGINS:
+        # pybullet prints "argv[0]=" from C on import: keep it off the user's terminal.
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, 'w') as null:
+                os.dup2(null.fileno(), 1)
+                importlib.import_module(module)
+        except ImportError:
+            pass
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def check_env_id(env_id):
     """Raise ``UserInputError`` (with close matches) when ``env_id`` is not registered."""
+    if env_id in gym.registry:
+        return
+    _import_env_plugins()
     if env_id in gym.registry:
         return
     close = difflib.get_close_matches(env_id, list(gym.registry.keys()), n=3, cutoff=0.6)
