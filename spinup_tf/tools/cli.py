@@ -22,7 +22,7 @@ from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, optio
     parameters
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.utils.flags import ACTIVATIONS
-from spinup_tf.utils.envs import check_env_id, make_env
+from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
 from spinup_tf.reproductions.presets import (get_preset, env_defaults, describe_presets,
                                              describe_env_defaults)
@@ -31,7 +31,7 @@ from spinup_tf.tools.launch import BACKENDS, announce, check_launch, run_experim
 from spinup_tf.tools.ray_backend import RayStartError
 
 SUBCOMMANDS = ('plot', 'test_policy', 'resume')
-RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset')
+RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset', 'env_kwargs')
 LAUNCH_OPTIONS = ('workers', 'backend', 'address')
 NOT_FLAGS = ('env_fn', 'actor_critic', 'logger_kwargs')
 USAGE = """usage:
@@ -137,6 +137,8 @@ def algo_help(name):
     lines += ['  --%-22s %s' % ('env', 'gymnasium id (required)'),
               '  --%-22s %s' % ('hid', 'hidden sizes, e.g. "[256,256]" (ac_kwargs)'),
               '  --%-22s %s' % ('act', 'activation: ' + ', '.join(ACTIVATIONS)),
+              '  --%-22s %s' % ('env_kwargs', 'keyword arguments of gym.make, e.g. '
+                                              '"{\'continuous\': True}"'),
               '  --%-22s %s' % ('exp_name', 'experiment name (default ALGO_ENV)'),
               '  --%-22s %s' % ('data_dir', 'where run folders go (default ./data)'),
               '  --%-22s %s' % ('datestamp', 'prefix folders with date and time'),
@@ -273,11 +275,12 @@ def build_runs(name, tokens):
         env_ids = [preset.env]
     if not env_ids:
         raise UserInputError('missing --env ENV_ID (e.g. --env Pendulum-v1)')
+    env_kwargs = _env_kwargs(flags.pop('env_kwargs', None))
     for env_id in env_ids:
         if not isinstance(env_id, str):
             raise UserInputError('--env expects a gymnasium id, got %r' % (env_id,))
         check_env_id(env_id)
-        env = make_env(env_id)
+        env = _make_env_with(env_id, env_kwargs)
         try:
             check_spaces(name, env)
         finally:
@@ -332,6 +335,8 @@ def build_runs(name, tokens):
     except ValueError as e:
         raise UserInputError(str(e)) from None
     for e in experiments:
+        if env_kwargs:  # recorded in config.json (env_fn.env_kwargs); test_policy, resume
+            e.kwargs['env_fn'] = EnvFn(e.kwargs['env_fn'].env_id, **env_kwargs)
         # Preset or per-env defaults first; what the command line says wins.
         base = dict(preset.kwargs) if preset is not None else \
             env_defaults(name, e.kwargs['env_fn'].env_id)
@@ -346,6 +351,29 @@ def build_runs(name, tokens):
             raise UserInputError('%s already holds results; choose another --exp_name, add '
                                  '--datestamp, or pass --overwrite' % e.output_dir)
     return Plan(grid, experiments, workers, backend, address)
+
+
+def _env_kwargs(values):
+    """The dict of ``--env_kwargs "{'continuous': True}"`` (``{}`` when not given)."""
+    if values is None:
+        return {}
+    if len(values) != 1 or not isinstance(values[0], dict) or not all(
+            isinstance(k, str) for k in values[0]):
+        raise UserInputError('--env_kwargs expects one dict of keyword arguments for gym.make, '
+                             'e.g. "{\'continuous\': True}", got %s'
+                             % ' '.join(repr(v) for v in values))
+    return values[0]
+
+
+def _make_env_with(env_id, env_kwargs):
+    """``make_env(env_id, **env_kwargs)``; an argument the env does not take is a
+    ``UserInputError``."""
+    try:
+        return make_env(env_id, **env_kwargs)
+    except (TypeError, ValueError, AssertionError) as e:
+        raise UserInputError('--env_kwargs %r: %s does not accept them (%s)'
+                             % (env_kwargs, env_id, str(e).splitlines()[0] if str(e) else
+                                type(e).__name__)) from None
 
 
 def _launch_options(run_opts):

@@ -62,6 +62,12 @@ def load_policy(fpath, itr=None, deterministic=True):
 
 def load_env_id(fpath):
     """The env id recorded in ``fpath/config.json``."""
+    return load_env_spec(fpath)[0]
+
+
+def load_env_spec(fpath):
+    """``(env_id, env_kwargs)`` recorded in ``fpath/config.json`` (``env_kwargs``: the
+    ``--env_kwargs`` of the run, ``{}`` when none)."""
     path = osp.join(fpath, CONFIG_FILE)
     try:
         with open(path) as f:
@@ -71,7 +77,9 @@ def load_env_id(fpath):
     env_id = config.get('env_id') if isinstance(config, dict) else None
     if not env_id:
         raise UserInputError('%s does not record an env id' % path)
-    return env_id
+    env_fn = config.get('env_fn')
+    env_kwargs = env_fn.get('env_kwargs') if isinstance(env_fn, dict) else None
+    return env_id, dict(env_kwargs) if isinstance(env_kwargs, dict) else {}
 
 
 def run_policy(env, get_action, max_ep_len=None, num_episodes=10, seed=None):
@@ -110,12 +118,13 @@ def main(argv=None):
     if not osp.isdir(args.fpath):
         raise UserInputError('no such run folder: %s' % args.fpath)
     get_action, sess = load_policy(args.fpath, args.itr)
-    env_id = load_env_id(args.fpath)
+    env_id, env_kwargs = load_env_spec(args.fpath)
     render = not args.norender
     if render and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')):
         print('warning: no display; running without rendering', file=sys.stderr)
         render = False
-    env = make_env(env_id, render_mode='human') if render else make_env(env_id)
+    env = make_env(env_id, **dict(env_kwargs, render_mode='human')) if render else \
+        make_env(env_id, **env_kwargs)
     try:
         run_policy(env, get_action, args.len, args.episodes, seed=args.seed)
     finally:
