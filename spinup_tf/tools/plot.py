@@ -179,19 +179,39 @@ def performance_column(data):
     return None
 
 
-def _read_exp_name(run_dir):
-    """``exp_name`` from the run's ``config.json``, or ``None`` (missing file or key)."""
+def _read_config(run_dir):
+    """``(exp_name, algo, env_id)`` from the run's ``config.json``, each ``None`` when the
+    file or the key is missing."""
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
-        return None
+        return None, None, None
     try:
         with open(path, encoding='utf-8') as f:
             config = json.load(f)
     except (OSError, ValueError) as e:
         _warn(f'{path}: unreadable config ({e}); using the folder name')
-        return None
-    name = config.get('exp_name') if isinstance(config, dict) else None
-    return str(name) if name not in (None, '') else None
+        return None, None, None
+    if not isinstance(config, dict):
+        return None, None, None
+    return tuple(str(config[k]) if config.get(k) not in (None, '') else None
+                 for k in ('exp_name', 'algo', 'env_id'))
+
+
+def _keep_apart(runs):
+    """Split a condition whose runs used different algorithms or envs (by their
+    ``config.json``) into one condition per ``(algo, env)``: ``'exp [td3, Pendulum-v1]'``.
+    Units are numbered again within each condition."""
+    kinds = {}
+    for run in runs:
+        kinds.setdefault(run['condition'], set()).add((run['algo'], run['env']))
+    units = {}
+    for run in runs:
+        if len(kinds[run['condition']]) > 1:
+            what = ', '.join(k for k in (run['algo'], run['env']) if k) or 'unknown'
+            run['condition'] = f'{run["condition"]} [{what}]'
+        run['unit'] = units.get(run['condition'], 0)
+        units[run['condition']] = run['unit'] + 1
+    return runs
 
 
 def _expand_logdir(logdir):
@@ -227,10 +247,14 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
     Returns:
         A list of dicts, in logdir order then sorted path order, each with ``path`` (the run
         folder), ``condition`` (legend entry, else ``exp_name`` from ``config.json``, else the
-        name of the run folder's parent), ``unit`` (index of the run within its condition) and
-        ``data`` (:func:`read_progress`'s dict plus a ``Performance`` column when
+        name of the run folder's parent; runs of one condition whose ``config.json`` names
+        different algorithms or envs are kept apart, see :func:`_keep_apart`), ``unit``
+        (index of the run within its condition), ``algo`` and ``env`` (from ``config.json``,
+        or ``None``), ``performance`` (the column ``Performance`` stands for, or ``None``)
+        and ``data`` (:func:`read_progress`'s dict plus a ``Performance`` column when
         :func:`performance_column` finds one). Malformed or unreadable progress files are
-        skipped with a warning, as is a logdir below which no run is found.
+        skipped with a warning, as is a logdir below which no run is found; a run with one
+        row (no curve, a single point) is kept with a warning.
     """
     if isinstance(logdirs, str):
         logdirs = [logdirs]
@@ -239,7 +263,7 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
         raise ValueError(f'{len(legend)} legend entries for {len(logdirs)} logdirs: '
                          'give one per logdir')
 
-    runs, units = [], {}
+    runs = []
     for i, logdir in enumerate(logdirs):
         n_files = 0  # progress files below this logdir, whether kept, filtered or unreadable
         for root_dir in _expand_logdir(logdir):
@@ -262,18 +286,20 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
                 perf = performance_column(data)
                 if perf is not None:
                     data['Performance'] = data[perf]
+                if len(next(iter(data.values()))) == 1:
+                    _warn(f'{path}: one row only: drawn as a single point, no curve')
+                exp_name, algo, env = _read_config(run_dir)
                 if legend is not None:
                     condition = legend[i]
                 else:
-                    condition = (_read_exp_name(run_dir)
+                    condition = (exp_name
                                  or os.path.basename(os.path.dirname(os.path.abspath(run_dir)))
                                  or 'exp')
-                unit = units.get(condition, 0)
-                units[condition] = unit + 1
-                runs.append(dict(path=run_dir, condition=condition, unit=unit, data=data))
+                runs.append(dict(path=run_dir, condition=condition, unit=0, data=data,
+                                 algo=algo, env=env, performance=perf))
         if not n_files:
             _warn(f'no {PROGRESS_FILE} found under {logdir}')
-    return runs
+    return _keep_apart(runs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,12 +385,45 @@ def _check_columns(runs, xaxis, values):
                             f'{", ".join(available)}')
 
 
-def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1):
+def parse_reference(text):
+    """``'VALUE[:LABEL]'`` -> ``(value, label)`` (label ``None`` when not given)."""
+    value, _, label = str(text).partition(':')
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f'--reference expects VALUE[:LABEL] with a number, e.g. '
+                         f'"207:rl-zoo TD3", got {text!r}') from None
+    if not math.isfinite(number):
+        raise ValueError(f'--reference expects a finite number, got {text!r}')
+    return number, label or None
+
+
+def y_label(runs, value):
+    """The y axis's name: ``value``, or for ``Performance`` the column(s) it stands for in
+    ``runs`` (``AverageTestEpRet``, ``AverageEpRet``, or both joined by `` / ``)."""
+    if value != 'Performance':
+        return value
+    drawn = sorted({run.get('performance') or 'Performance' for run in runs
+                    if value in run['data']}, reverse=True)
+    return ' / '.join(drawn) or value
+
+
+def default_title(runs):
+    """The env's id when every run names the same one in its ``config.json``, else None."""
+    envs = {run.get('env') for run in runs}
+    return envs.pop() if len(envs) == 1 and None not in envs else None
+
+
+def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, title=None,
+               references=()):
     """One figure of ``value`` against ``xaxis``; returns the figure.
 
-    Runs lacking either column are skipped with a warning. Without ``count`` the runs of a
-    condition are combined by :func:`aggregate` (estimator line and +-1 std band); with
-    ``count`` each run is its own line, labelled ``condition-unit``.
+    Runs lacking either column are skipped with a warning, and so is a run whose column is
+    NaN in every row. Without ``count`` the runs of a condition are combined by
+    :func:`aggregate` (estimator line and +-1 std band); with ``count`` each run is its own
+    line, labelled ``condition-unit``. The y axis is named by :func:`y_label`; ``title``
+    (default :func:`default_title`) heads the figure; each ``(value, label)`` of
+    ``references`` is a dashed horizontal line (a published result).
     """
     plt = _pyplot()
     groups = {}
@@ -373,10 +432,13 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1):
         if missing:
             _warn(f'{run["path"]}: no column {missing[0]!r}; run skipped for {value!r}')
             continue
+        if np.isnan(np.asarray(run['data'][value], dtype=np.float64)).all():
+            _warn(f'{run["path"]}: column {value!r} is NaN in every row; run skipped')
+            continue
         key = f'{run["condition"]}-{run["unit"]}' if count else run['condition']
         groups.setdefault(key, []).append(run)
     if not groups:
-        raise PlotError(f'no run has both {xaxis!r} and {value!r}')
+        raise PlotError(f'no run has both {xaxis!r} and {value!r} (with a number)')
 
     fig, ax = plt.subplots(figsize=(8, 5))
     xmax = -np.inf
@@ -388,15 +450,22 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1):
             _warn(f'{label!r}: runs have {min(lengths)} to {max(lengths)} rows; '
                   f'truncated to the shortest ({min(lengths)})')
         x, center, std = aggregate(xs, ys, est)
-        line, = ax.plot(x, center, label=label, linewidth=1.5)
+        line, = ax.plot(x, center, label=label, linewidth=1.5,
+                        marker='o' if len(x) == 1 else None)
         if len(group) > 1:
             ax.fill_between(x, center - std, center + std, color=line.get_color(), alpha=0.2,
                             linewidth=0)
         if np.isfinite(x).any():
             xmax = max(xmax, np.nanmax(np.abs(x)))
 
+    for ref, ref_label in references:
+        ax.axhline(ref, color='black', linestyle='--', linewidth=1,
+                   label=ref_label or f'reference {ref:g}')
     ax.set_xlabel(xaxis)
-    ax.set_ylabel(value)
+    ax.set_ylabel(y_label([r for group in groups.values() for r in group], value))
+    title = title if title is not None else default_title(runs)
+    if title:
+        ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(loc='best')
     if xmax > SCI_THRESHOLD:
@@ -406,7 +475,7 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1):
 
 
 def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=False,
-               est='mean', smooth=1, save=None, show=False):
+               est='mean', smooth=1, save=None, show=False, title=None, references=()):
     """Draw one figure per value (see :func:`plot_value`) and save them.
 
     Args:
@@ -419,6 +488,8 @@ def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=F
         save: file to write (format from its extension, e.g. ``.png``, ``.svg``); with several
             values one file per value (see :func:`save_path`). ``None``: save nothing.
         show: call ``plt.show()`` before closing the figures.
+        title: the figures' title (default: the env, when every run names the same one).
+        references: ``(value, label)`` pairs drawn as horizontal lines.
 
     Returns:
         The list of written files (empty without ``save``).
@@ -437,7 +508,7 @@ def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=F
     figures, written = [], []
     try:
         for value in values:
-            fig = plot_value(runs, xaxis, value, count, est, smooth)
+            fig = plot_value(runs, xaxis, value, count, est, smooth, title, references)
             figures.append(fig)
             if save:
                 path = save_path(save, value, len(values) > 1)
@@ -492,6 +563,12 @@ def build_parser():
                         help='write the figure to FILE (.png, .svg, ...); with several values '
                              'one file per value, e.g. fig_AverageEpRet.png. Implies no window')
     parser.add_argument('--no-show', action='store_true', help='do not open a window')
+    parser.add_argument('--title', '-t', default=None,
+                        help='figure title (default: the env id, when all runs share one)')
+    parser.add_argument('--reference', '-r', action='append', default=[],
+                        metavar='VALUE[:LABEL]',
+                        help='a horizontal line at VALUE (a published result), e.g. '
+                             '--reference "207:rl-zoo TD3"; repeat for several')
     return parser
 
 
@@ -511,6 +588,11 @@ def main(argv=None):
         parser.error('--smooth must be >= 1')
     if not args.value:
         parser.error('--value needs at least one column name')
+    try:
+        references = [parse_reference(r) for r in args.reference]
+    except ValueError as e:
+        _error(e)
+        return 2
 
     import matplotlib
     if args.save or not has_display():
@@ -532,7 +614,7 @@ def main(argv=None):
         _warn('no display and no --save: the plot is drawn but neither shown nor saved')
     try:
         written = make_plots(runs, args.xaxis, args.value, args.count, args.est, args.smooth,
-                             args.save, show=show)
+                             args.save, show=show, title=args.title, references=references)
     except PlotError as e:
         _error(e)
         return 2
