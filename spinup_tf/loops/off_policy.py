@@ -26,8 +26,9 @@ from spinup_tf.utils.envs import seed_env, flat_obs_dim, box_action_bounds
 from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
+from spinup_tf.utils.progress import Progress
 from spinup_tf.algos.steps import distinct_calls
-from spinup_tf.loops.session import Setup
+from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
 from spinup_tf.reproductions.noise import exploration_noise
 from spinup_tf.reproductions.networks import resolve_actor_critic
@@ -45,6 +46,8 @@ OPTIONS = dict(
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
     test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
     tensorboard=False,            # every progress column as a TensorBoard scalar too
+    normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
+    normalize_rew=False,          # rewards / running std of the discounted return (same)
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters).
 The ``reproductions`` presets switch the seeds' quirks on through them."""
@@ -70,13 +73,7 @@ class Run:
     """
 
     def __init__(self, algo, env_fn, config):
-        options = dict(config.pop('options', None) or {})
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
-        self.options = SimpleNamespace(**dict(OPTIONS, **options))
-        config = dict(config, **vars(self.options))
-        self.p = SimpleNamespace(**{k: config[k] for k in LOOP_PARAMETERS})
+        self.options, self.p, config = split_config(algo, config, OPTIONS, LOOP_PARAMETERS)
         exploration_noise(self.options.noise, 0.1, None)  # a bad kind fails before any write
         self.actor_critic = resolve_actor_critic(config['actor_critic'])
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
@@ -312,20 +309,8 @@ class Loop:
         self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
 
     def run(self):
-        started = time.time()
-        try:
-            self._loop()
-        except KeyboardInterrupt:
-            self.logger.log('Interrupted: saving the model and a checkpoint before exiting.',
-                            'yellow')
-            self.save(None)
-            self.checkpointer.save(dict(self.state,
-                                        elapsed=self.state['elapsed'] + time.time() - started))
-            raise
-        finally:
-            self.logger.close()
-            self.env.close()
-            self.test_env.close()
+        run_loop(self._loop, self.logger, self.checkpointer, self.state, self.save,
+                 [self.env, self.test_env])
 
     def test_agent(self):
         p, test_env = self.p, self.test_env
@@ -394,6 +379,7 @@ class Loop:
                 self.end_epoch(0, -1)
         reset_exploration()
         ep_ret, ep_len = 0.0, 0
+        progress = Progress(logger, p.steps_per_epoch, total_steps, start=t0)  # live line
 
         for t in range(t0, total_steps):
             check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
@@ -404,8 +390,8 @@ class Loop:
             else:
                 a = self.random_action()
 
-            o2, r, terminated, truncated, _ = env.step(a)
-            ep_ret += r
+            o2, r, terminated, truncated, info = env.step(a)
+            ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
             ep_len += 1
             # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
             # not a terminal state: store d = terminated only, so the target bootstraps
@@ -434,6 +420,8 @@ class Loop:
                     and t % p.update_every == 0:
                 self.run_updates(p.update_every)
 
+            progress(t + 1)
             # End of epoch wrap-up
             if (t + 1) % p.steps_per_epoch == 0:
                 self.end_epoch((t + 1) // p.steps_per_epoch, t)
+        progress.finish()

@@ -41,8 +41,9 @@ from spinup_tf.utils.envs import seed_env, flat_obs_dim, check_discrete_or_box
 from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
+from spinup_tf.utils.progress import Progress
 from spinup_tf.algos.steps import Repeat
-from spinup_tf.loops.session import Setup
+from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'gamma', 'lam', 'max_ep_len',
@@ -52,6 +53,8 @@ OPTIONS = dict(
     reward_lag=False,             # store the previous step's reward (the TRPO blog's order)
     bootstrap_with_reward=False,  # an ended trajectory bootstraps with its last reward
     timeout_is_terminal=False,    # the time limit ends a trajectory as a terminal state
+    normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
+    normalize_rew=False,          # rewards / running std of the discounted return (same)
 )
 """The loop's options (flags of every on-policy algorithm besides its own parameters). The
 last three are the TRPO blog's (seed 004) quirks, which its preset switches on: it called
@@ -77,13 +80,7 @@ class Run:
     """
 
     def __init__(self, algo, env_fn, config, choices=None):
-        options = dict(config.pop('options', None) or {})
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
-        self.options = SimpleNamespace(**dict(OPTIONS, **options))
-        config = dict(config, **vars(self.options))
-        self.p = SimpleNamespace(**{k: config[k] for k in LOOP_PARAMETERS})
+        self.options, self.p, config = split_config(algo, config, OPTIONS, LOOP_PARAMETERS)
 
         def check(env):
             flat_obs_dim(env.observation_space, algo)
@@ -373,23 +370,14 @@ class _Loop:
         self.state = dict(t=0, epoch=0, elapsed=0.0, o=None)
 
     def run(self):
-        started = time.time()
-        try:
-            self._loop()
-        except KeyboardInterrupt:
-            self.logger.log('Interrupted: saving the model and a checkpoint before exiting.',
-                            'yellow')
-            self.logger.save_state({'epoch': None})
+        def cut_open_trajectory():
             # The open trajectory is cut here: close it with V(s_T), as at an epoch boundary.
             if self.buf.path_start_idx < self.buf.ptr and self.state['o'] is not None:
                 self.buf.finish_path(self.value(self.state['o']))
-            self.checkpointer.save(dict(self.state, o=None, elapsed=self.state['elapsed']
-                                        + time.time() - started))
-            raise
-        finally:
-            self.logger.close()
-            self.env.close()
-            self.sess.close()
+            return dict(o=None)
+        run_loop(self._loop, self.logger, self.checkpointer, self.state,
+                 lambda epoch: self.logger.save_state({'epoch': epoch}),
+                 [self.env, self.sess], on_interrupt=cut_open_trajectory)
 
     def _loop(self):
         p, logger, env, buf, state = self.p, self.logger, self.env, self.buf, self.state
@@ -412,6 +400,8 @@ class _Loop:
         quirks = self.options
         r_stored = 0.0  # with reward_lag: the reward the next store records
 
+        progress = Progress(logger, p.steps_per_epoch, p.epochs * p.steps_per_epoch,
+                            start=state['epoch'] * p.steps_per_epoch + state['t'])  # live line
         for epoch in range(state['epoch'] + 1, p.epochs + 1):
             if self.new_policy is not None:
                 self.new_policy()  # the weights changed (update, restore) since the last pull
@@ -420,9 +410,9 @@ class _Loop:
                 a, v_t, logp_t, info_t = self.step(o)
                 # A Box action is clipped for the env but stored as sampled, so that its
                 # log-likelihood is the policy's.
-                o2, r, terminated, truncated, _ = env.step(np.clip(a, space.low, space.high)
-                                                           if clip else a)
-                ep_ret += r
+                o2, r, terminated, truncated, info = env.step(
+                    np.clip(a, space.low, space.high) if clip else a)
+                ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
                 ep_len += 1
 
                 # save and log
@@ -436,6 +426,7 @@ class _Loop:
                 o = o2
                 state['o'] = o
 
+                progress((epoch - 1) * p.steps_per_epoch + t + 1)
                 truncated = truncated or ep_len == p.max_ep_len
                 if quirks.timeout_is_terminal:
                     terminated, truncated = terminated or truncated, False
@@ -479,3 +470,4 @@ class _Loop:
             if saving:
                 self.checkpointer.save(dict(state, o=None, elapsed=state['elapsed']
                                             + time.time() - start_time))
+        progress.finish()

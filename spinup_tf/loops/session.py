@@ -5,11 +5,33 @@ session.
 Every algorithm starts with ``setup = Setup(...)`` (through its loop's ``Run``), builds its
 graph in ``setup.graph``, and ends with ``setup.start_session(...)`` inside its loop.
 """
+import time
+from types import SimpleNamespace
+
 import numpy as np
 
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import env_id_of
 from spinup_tf.utils.logx import EpochLogger
+from spinup_tf.loops.normalize import normalize_envs
+
+
+def split_config(algo, config, options, loop_parameters):
+    """An algorithm's ``locals()`` as a loop reads them.
+
+    Returns:
+        ``(options, p, config)``: the loop's options (``options`` overridden by the
+        algorithm's ``**options``, as attributes; an unknown one is a ``TypeError``, as for
+        any function), the loop's parameters (``loop_parameters``, as attributes), and the
+        config to record: the hyperparameters with every option flattened in.
+    """
+    given = dict(config.get('options') or {})
+    unknown = sorted(set(given) - set(options))
+    if unknown:
+        raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
+    opts = SimpleNamespace(**dict(options, **given))
+    config = dict({k: v for k, v in config.items() if k != 'options'}, **vars(opts))
+    return opts, SimpleNamespace(**{k: config[k] for k in loop_parameters}), config
 
 
 class Setup:
@@ -39,6 +61,7 @@ class Setup:
             raise
         logger_kwargs = config.get('logger_kwargs') or {}
         self.logger = EpochLogger(**logger_kwargs)
+        self.envs = normalize_envs(self.envs, config, self.logger)  # --normalize_obs/_rew
         if not self.logger.resume:  # a resumed run keeps the config it started with
             self.logger.save_config(dict(config, algo=algo, env_id=env_id_of(self.envs[0])))
         self.seed = config.get('seed', 0)
@@ -79,3 +102,26 @@ class Setup:
         for env in self.envs:
             env.close()
 
+
+def run_loop(loop, logger, checkpointer, state, save, closers, on_interrupt=None):
+    """Run ``loop()``, the body of an interaction loop, to its end.
+
+    On Ctrl-C or SIGTERM (``KeyboardInterrupt``) it saves the model (``save(None)``) and a
+    checkpoint of ``state`` (with the seconds run so far added to ``state['elapsed']``, and
+    the entries ``on_interrupt()`` returns) before the interrupt goes on. The logger and
+    every object of ``closers`` are closed whatever happens.
+    """
+    started = time.time()
+    try:
+        loop()
+    except KeyboardInterrupt:
+        logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
+        save(None)
+        extra = on_interrupt() if on_interrupt is not None else {}
+        checkpointer.save(dict(state, elapsed=state['elapsed'] + time.time() - started,
+                               **extra))
+        raise
+    finally:
+        logger.close()
+        for closer in closers:
+            closer.close()
