@@ -54,9 +54,11 @@ def load_policy(fpath, itr=None, deterministic=True):
                              % (model_dir, type(e).__name__, str(e).splitlines()[0]
                                 if str(e) else '')) from None
     act_fn = sess.make_callable(action, feed_list=[x])
+    from spinup_tf.loops.normalize import observation_normalizer
+    normalize = observation_normalizer(info)  # --normalize_obs: the statistics saved with it
 
     def get_action(o):
-        return act_fn(np.asarray(o, dtype=np.float32).reshape(1, -1))[0]
+        return act_fn(np.asarray(normalize(o), dtype=np.float32).reshape(1, -1))[0]
     return get_action, sess
 
 

@@ -5,7 +5,8 @@ A checkpoint lives in ``DIR/checkpoint/`` and holds
 * ``variables.*`` — every global variable of the graph through ``tf.train.Saver``: networks,
   target networks and the optimizers' slots and step counters;
 * ``state.json`` — the loop's counters (next step, finished epochs, elapsed time), numpy's
-  global RNG state, and the RNG states of each env and its action space;
+  global RNG state, the RNG states of each env and its action space, and the logger's
+  ``model_extras`` (the running statistics of ``--normalize_obs`` / ``--normalize_rew``);
 * ``arrays.npz`` (compressed) — the experience buffer (for off-policy runs the filled part
   of the replay buffer) and the diagnostics already stored in the current epoch.
 
@@ -112,6 +113,9 @@ class Checkpointer:
         np.savez_compressed(osp.join(tmp, 'arrays.npz'), **arrays)
         state = dict(counters=counters, numpy_rng=_np_rng_state_to_json(),
                      env_rngs=_env_rng_states(self.envs))
+        if self.logger.model_extras:  # e.g. --normalize_obs's running statistics
+            state['model_extras'] = {k: v.state_dict()
+                                     for k, v in self.logger.model_extras.items()}
         with open(osp.join(tmp, 'state.json'), 'w') as f:
             json.dump(state, f)
         if osp.exists(self.path):
@@ -146,6 +150,9 @@ class Checkpointer:
                                   % (self.path, type(e).__name__)) from None
         _np_rng_state_from_json(state['numpy_rng'])
         _set_env_rng_states(self.envs, state['env_rngs'])
+        for key, extra in self.logger.model_extras.items():
+            if key in state.get('model_extras', {}):
+                extra.load_state_dict(state['model_extras'][key])
         if self.buffer is not None:
             self.buffer.load_state_dict({k[len('buffer/'):]: v for k, v in arrays.items()
                                          if k.startswith('buffer/')})

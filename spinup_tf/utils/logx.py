@@ -117,6 +117,9 @@ class Logger:
         self._append = resume and osp.exists(self.output_path)
         self.config = None
         self._saver_info = None
+        # name -> object with state_dict() / load_state_dict(d) (e.g. the running statistics
+        # of --normalize_obs): written into model_info.json and into checkpoints
+        self.model_extras = {}
 
     # ---------------------------------------------------------------------------------------
     def log(self, msg, color='green'):
@@ -151,10 +154,11 @@ class Logger:
 
     def _write_config(self):
         text = json.dumps(self.config, separators=(',', ':\t'), indent=4, sort_keys=True)
-        if not self.quiet:
-            print(colorize('Saving config:\n', color='cyan', bold=True))
-            print(text)
-        _write_atomic(osp.join(self.output_dir, CONFIG_FILE), text)
+        path = osp.join(self.output_dir, CONFIG_FILE)
+        if not self.quiet:  # one line: what differs from the defaults; the rest is in the file
+            from spinup_tf.utils.progress import short_config
+            print(colorize(short_config(self.config, path), color='cyan', bold=True))
+        _write_atomic(path, text)
 
     # ---------------------------------------------------------------------------------------
     def setup_tf_saver(self, sess, inputs, outputs):
@@ -197,10 +201,12 @@ class Logger:
         """True when every trainable variable holds only finite numbers (or no model)."""
         return self._saver_info is None or bool(self._saver_info['all_finite']())
 
-    def save_state(self, state_dict=None, itr=None):
+    def save_state(self, state_dict=None, itr=None, suffix=''):
         """Save the registered model (and a small JSON-serialisable ``state_dict``).
 
-        The SavedModel goes to ``tf1_save/`` (``tf1_save{itr}/`` when ``itr`` is given),
+        The SavedModel goes to ``tf1_save/`` (``tf1_save{itr}/`` when ``itr`` is given,
+        ``tf1_save{suffix}/`` with a ``suffix`` such as ``'_best'``), with ``model_extras``'
+        state in its ``model_info.json``,
         written to a temporary folder first and renamed into place, so an interrupted save
         never leaves a broken model behind.
         """
@@ -208,7 +214,8 @@ class Logger:
             raise RuntimeError('call setup_tf_saver before save_state')
         from spinup_tf.utils.tf1 import tf
         info = self._saver_info
-        fpath = osp.join(self.output_dir, MODEL_DIR + ('%d' % itr if itr is not None else ''))
+        fpath = osp.join(self.output_dir, MODEL_DIR + ('%d' % itr if itr is not None else '')
+                         + suffix)
         tmp = fpath + '.tmp'
         old = fpath + '.old'
         for p in (tmp, old):
@@ -228,6 +235,8 @@ class Logger:
         )
         if state_dict:
             model_info['state'] = convert_json(state_dict)
+        for key, extra in self.model_extras.items():
+            model_info[key] = extra.state_dict()
         _write_atomic(osp.join(tmp, MODEL_INFO_FILE), json.dumps(model_info, indent=2))
         if osp.exists(fpath):
             os.replace(fpath, old)
