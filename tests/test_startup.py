@@ -93,9 +93,7 @@ def test_parameters_read_from_source_are_the_signature(name):
     assert algo_docstring(name) == inspect.getdoc(fn)
 
 
-@pytest.mark.parametrize('name', [pytest.param(
-    n, marks=pytest.mark.xfail(reason="npg's docstring refers to trpo's")) if n == 'npg' else n
-    for n in ALGOS])
+@pytest.mark.parametrize('name', list(ALGOS))
 def test_every_parameter_is_documented(name):
     module, fn, _ = ALGOS[name]
     doc = algo_docstring(name)

@@ -143,7 +143,47 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         train_v_iters=80, damping_coeff=0.1, cg_iters=10, lam=0.97, max_ep_len=1000,
         logger_kwargs=dict(), save_freq=10, **options):
     """Natural Policy Gradient: TRPO's update with the full step ``sqrt(2δ / xᵀHx)·x`` and
-    no line search. Arguments as :func:`trpo`."""
+    no line search.
+
+    Args (each as :func:`trpo` describes it at length):
+        env_fn: makes the env: a flat Box observation space, a Discrete or flat Box action
+            space.
+
+        actor_critic: the actor-critic, with the Symbol/Shape contract of :func:`trpo`
+            (``pi``, ``logp``, ``logp_pi``, ``info``, ``info_phs``, ``d_kl``, ``v``).
+
+        ac_kwargs (dict): its keyword arguments (``hidden_sizes``, ``activation``).
+
+        seed (int): seed of numpy, the graph, the env and its action space.
+
+        steps_per_epoch (int): env steps (state-action pairs) per epoch.
+
+        epochs (int): epochs, one policy update each.
+
+        gamma (float): discount factor.
+
+        delta (float): the KL step size; NPG's step reaches it to second order.
+
+        vf_lr (float): learning rate of the value function.
+
+        train_v_iters (int): value function steps per epoch.
+
+        damping_coeff (float): damping of the Hessian-vector product, ``(αI + H)v``.
+
+        cg_iters (int): conjugate gradient iterations for ``H⁻¹g``.
+
+        lam (float): GAE lambda.
+
+        max_ep_len (int): longest episode; reaching it is a truncation (bootstrap from
+            V(s_T)).
+
+        logger_kwargs (dict): keyword arguments of the EpochLogger.
+
+        save_freq (int): epochs between two saves of the model.
+
+        options: the on-policy loop's options (``spinup_tf.loops.on_policy.OPTIONS``), as
+            for :func:`trpo`.
+    """
     return trpo(env_fn, actor_critic=actor_critic, ac_kwargs=ac_kwargs, seed=seed,
                 steps_per_epoch=steps_per_epoch, epochs=epochs, gamma=gamma, delta=delta,
                 vf_lr=vf_lr, train_v_iters=train_v_iters, damping_coeff=damping_coeff,

@@ -27,6 +27,7 @@ from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
+from spinup_tf.loops.evaluation import run_test_episodes, keep_best, save_best
 from spinup_tf.algos.steps import distinct_calls
 from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
@@ -151,7 +152,8 @@ class Run:
         agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
                                 random_action=random_action, log_diagnostics=log_all,
                                 finite_keys=plain.keys, on_restore=on_restore,
-                                save=lambda epoch: self.logger.save_state({'epoch': epoch}))
+                                save=lambda epoch: self.logger.save_state({'epoch': epoch}),
+                                save_best=save_best(self.logger))
         try:
             Loop(p, o, self.logger, self.env, self.test_env, replay_buffer, agent).run()
         finally:
@@ -305,6 +307,7 @@ class Loop:
         self.update_window, self.random_action = agent.train, agent.random_action
         self.log_diagnostics, self.finite_keys = agent.log_diagnostics, agent.finite_keys
         self.on_restore, self.save = agent.on_restore, agent.save or (lambda epoch: None)
+        self.save_best = getattr(agent, 'save_best', None)
         self.checkpointer = Checkpointer(self.logger, [self.env, self.test_env], replay_buffer)
         self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
 
@@ -313,21 +316,9 @@ class Loop:
                  [self.env, self.test_env])
 
     def test_agent(self):
-        p, test_env = self.p, self.test_env
-        for _ in range(p.num_test_episodes):
-            if not self.state['test_seeded']:
-                o = seed_env(test_env, p.seed + 10000)
-                self.state['test_seeded'] = True
-            else:
-                o, _ = test_env.reset()
-            ep_ret, ep_len, done = 0.0, 0, False
-            while not done:
-                # Take deterministic actions at test time (no noise).
-                o, r, terminated, truncated, _ = test_env.step(self.act(o))
-                ep_ret += r
-                ep_len += 1
-                done = terminated or truncated or ep_len == p.max_ep_len
-            self.logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+        p = self.p
+        run_test_episodes(self.test_env, self.act, p.num_test_episodes, p.max_ep_len, p.seed,
+                          self.state, self.logger)
 
     def run_updates(self, n_steps):
         self.update_window(n_steps * self.options.updates_per_step)
@@ -340,6 +331,7 @@ class Loop:
         if saving:
             self.save(epoch)
         self.test_agent()
+        keep_best(logger, self.state, epoch, self.save_best)  # tf1_save_best/: the best yet
 
         logger.log_tabular('Epoch', epoch)
         logger.log_tabular('EpRet', with_min_and_max=True)

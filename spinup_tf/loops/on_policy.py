@@ -42,6 +42,8 @@ from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
+from spinup_tf.loops.evaluation import (run_test_episodes, keep_best, save_best,
+                                        deterministic_action)
 from spinup_tf.algos.steps import Repeat
 from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.gae_buffer import GAEBuffer
@@ -55,6 +57,7 @@ OPTIONS = dict(
     timeout_is_terminal=False,    # the time limit ends a trajectory as a terminal state
     normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
+    num_test_episodes=0,          # deterministic test episodes per epoch (mean / argmax action)
 )
 """The loop's options (flags of every on-policy algorithm besides its own parameters). The
 last three are the TRPO blog's (seed 004) quirks, which its preset switches on: it called
@@ -86,14 +89,21 @@ class Run:
             flat_obs_dim(env.observation_space, algo)
             check_discrete_or_box(env.action_space, algo)
             check_positive_ints(steps_per_epoch=self.p.steps_per_epoch, epochs=self.p.epochs)
+            n_test = self.options.num_test_episodes
+            if isinstance(n_test, bool) or not isinstance(n_test, int) or n_test < 0:
+                raise UserInputError('num_test_episodes must be a non-negative integer, got %r'
+                                     % (n_test,))
             for name, allowed in (choices or {}).items():
                 if config[name] not in allowed:
                     raise UserInputError('%s must be one of %s, got %r'
                                          % (name, ', '.join(map(repr, allowed)), config[name]))
 
-        self.setup = Setup(algo, env_fn, config, check)
+        n_envs = 2 if self.options.num_test_episodes else 1  # a test env for test episodes
+        self.setup = Setup(algo, env_fn, config, check, n_envs=n_envs)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env = self.setup.envs[0]
+        self.test_env = self.setup.envs[1] if n_envs == 2 else None
+        self.test_act = None
         self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
 
     def actor_critic(self, actor_critic, ac_kwargs, keep_info=False):
@@ -133,8 +143,13 @@ class Run:
             # Experience buffer
             buf = GAEBuffer(self.obs_dim, act_shape, p.steps_per_epoch, info_shapes, p.gamma,
                             p.lam)
+            saved = {'pi': pi, 'v': v}
+            if self.test_env is not None:  # test episodes (and test_policy) act with mu
+                saved['mu'] = deterministic_action(info, self.env.action_space)
         self.setup.count_vars(['pi', 'v'], ['pi', 'v'])
-        sess = self.setup.start_session(inputs={'x': batch['x']}, outputs={'pi': pi, 'v': v})
+        sess = self.setup.start_session(inputs={'x': batch['x']}, outputs=saved)
+        if 'mu' in saved:
+            self.test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space)
 
         # Every step, get: action, value, logprob (and the policy's info, for TRPO's KL)
         step, value = policy_step_fns(sess, batch['x'], [pi, v, logp_pi]
@@ -149,6 +164,19 @@ class Run:
 
         loop = _Loop(self, buf, step, value, update_epoch, new_policy, log, sess)
         loop.run()
+
+
+def _test_policy(sess, x_ph, mu, space):
+    """``act(o)``: the deterministic action at one observation (a Box one clipped to the
+    bounds, as training's)."""
+    fn = sess.make_callable(mu, feed_list=[x_ph])
+    bounded = isinstance(space, Box) and np.all(np.isfinite(space.low)) and \
+        np.all(np.isfinite(space.high))
+
+    def act(o):
+        a = fn(o.reshape(1, -1))[0]
+        return np.clip(a, space.low, space.high) if bounded else a
+    return act
 
 
 def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
@@ -366,7 +394,9 @@ class _Loop:
         self.buf, self.step, self.value = buf, step, value
         self.update_epoch, self.new_policy, self.log, self.sess = (update_epoch, new_policy,
                                                                    log, sess)
-        self.checkpointer = Checkpointer(self.logger, [self.env], buf)
+        self.test_env, self.test_act = run.test_env, run.test_act
+        self.checkpointer = Checkpointer(self.logger, [self.env] + ([self.test_env] if
+                                                                    self.test_env else []), buf)
         self.state = dict(t=0, epoch=0, elapsed=0.0, o=None)
 
     def run(self):
@@ -455,11 +485,20 @@ class _Loop:
             saving = (p.save_freq and epoch % p.save_freq == 0) or last
             if saving:
                 logger.save_state({'epoch': epoch})
+            testing = self.test_env is not None
+            if testing:  # --num_test_episodes N: the deterministic policy, best model kept
+                run_test_episodes(self.test_env, self.test_act, self.options.num_test_episodes,
+                                  p.max_ep_len, p.seed, state, logger)
+                keep_best(logger, state, epoch, save_best(logger))
 
             # Log info about epoch
             logger.log_tabular('Epoch', epoch)
             logger.log_tabular('EpRet', with_min_and_max=True)
+            if testing:
+                logger.log_tabular('TestEpRet', with_min_and_max=True)
             logger.log_tabular('EpLen', average_only=True)
+            if testing:
+                logger.log_tabular('TestEpLen', average_only=True)
             logger.log_tabular('VVals', with_min_and_max=True)
             logger.log_tabular('TotalEnvInteracts', epoch * p.steps_per_epoch)
             for key in self.log:

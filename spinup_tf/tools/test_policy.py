@@ -16,20 +16,23 @@ from spinup_tf.utils.envs import make_env
 from spinup_tf.utils.logx import CONFIG_FILE, MODEL_DIR, MODEL_INFO_FILE
 
 
-def load_policy(fpath, itr=None, deterministic=True):
+def load_policy(fpath, itr=None, deterministic=True, best=False):
     """Load the policy saved in run folder ``fpath``.
 
     Args:
         fpath (str): the run folder (the one holding ``tf1_save/``).
         itr (int): load ``tf1_save{itr}`` instead of the last save.
         deterministic (bool): use ``mu`` rather than the sampled ``pi`` when the model has it.
+        best (bool): load ``tf1_save_best/``, the model of the epoch with the best mean
+            deterministic test return.
 
     Returns:
         ``(get_action, sess)`` where ``get_action(o)`` maps an observation ``(obs_dim,)`` to an
         action.
     """
     from spinup_tf.utils.tf1 import tf
-    model_dir = osp.join(fpath, MODEL_DIR + ('%d' % itr if itr is not None else ''))
+    model_dir = osp.join(fpath, MODEL_DIR + ('%d' % itr if itr is not None else '')
+                         + ('_best' if best else ''))
     info_path = osp.join(model_dir, MODEL_INFO_FILE)
     if not osp.isdir(model_dir):
         raise UserInputError('no saved model in %s (expected folder %s)' % (fpath, model_dir))
@@ -114,12 +117,16 @@ def main(argv=None):
     parser.add_argument('--norender', '-nr', action='store_true')
     parser.add_argument('--itr', '-i', type=int, default=None)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--best', action='store_true',
+                        help='load tf1_save_best/ (the best mean deterministic test return)')
     args = parser.parse_args(argv)
+    if args.best and args.itr is not None:
+        raise UserInputError('--best and --itr choose different models: give one')
     if args.episodes <= 0:
         raise UserInputError('--episodes must be positive')
     if not osp.isdir(args.fpath):
         raise UserInputError('no such run folder: %s' % args.fpath)
-    get_action, sess = load_policy(args.fpath, args.itr)
+    get_action, sess = load_policy(args.fpath, args.itr, best=args.best)
     env_id, env_kwargs = load_env_spec(args.fpath)
     render = not args.norender
     if render and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')):
