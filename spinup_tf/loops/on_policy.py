@@ -58,6 +58,7 @@ OPTIONS = dict(
     normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
     num_test_episodes=0,          # deterministic test episodes per epoch (mean / argmax action)
+    tensorboard=False,            # every progress column as a TensorBoard scalar too
 )
 """The loop's options (flags of every on-policy algorithm besides its own parameters). The
 last three are the TRPO blog's (seed 004) quirks, which its preset switches on: it called
@@ -99,7 +100,8 @@ class Run:
                                          % (name, ', '.join(map(repr, allowed)), config[name]))
 
         n_envs = 2 if self.options.num_test_episodes else 1  # a test env for test episodes
-        self.setup = Setup(algo, env_fn, config, check, n_envs=n_envs)
+        self.setup = Setup(algo, env_fn, config, check, n_envs=n_envs,
+                           tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env = self.setup.envs[0]
         self.test_env = self.setup.envs[1] if n_envs == 2 else None
