@@ -133,3 +133,24 @@ def test_on_policy_logs_the_env_returns(tmp_path):
     assert float(row['AverageEpRet']) == float(row['EpLen'])
     info = json.loads((tmp_path / 'tf1_save' / 'model_info.json').read_text())
     assert info['normalization']['ret']['count'] == 200
+
+
+def test_checkpoint_keeps_the_statistics(tmp_path):
+    """A checkpoint holds the running statistics and a restore puts them back."""
+    from spinup_tf.utils.checkpoint import Checkpointer
+    from spinup_tf.utils.logx import EpochLogger
+    logger = EpochLogger(output_dir=str(tmp_path), quiet=True)
+    envs = normalize_envs([Scripted(), Scripted()], dict(normalize_obs=True,
+                                                         normalize_rew=True, gamma=0.9), logger)
+    envs[0].reset()
+    for _ in range(3):
+        envs[0].step(0)
+    stats = logger.model_extras['normalization']
+    before = json.loads(json.dumps(stats.state_dict()))
+    Checkpointer(logger, envs).save(dict(t=3, epoch=0, elapsed=0.0))
+    envs[0].reset()
+    envs[0].step(0)
+    assert stats.state_dict() != before
+    Checkpointer(logger, envs).restore()
+    assert stats.state_dict() == before
+    logger.close()
