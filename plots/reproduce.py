@@ -33,7 +33,7 @@ VARIANTS = [
     ('trpo', 'blog-cartpole', 'CartPole-v1', ['--epochs', '25']),
     ('npg', 'blog-cartpole', 'CartPole-v1', ['--epochs', '25']),
     ('ddpg', 'rllab-mxnet', 'InvertedPendulum-v5', ['--epochs', '20']),
-    ('td3', 'udemy', 'Ant-v5', ['--epochs', '6']),
+    ('td3', 'udemy', 'AntBulletEnv-v0', ['--epochs', '6']),
 ]
 
 # Published references: (env, algo) -> text.
@@ -50,8 +50,8 @@ NOTES = [
     '[-1, 1] (the action_range quirk), so its returns are not on the scale of the 200-step '
     'Pendulum rows.',
     'ddpg_rllab-mxnet trains only after 10000 stored samples and its episodes stop at 100 '
-    'steps (best return 100); Ant-v5 and InvertedPendulum-v5 rows stand in for envs that '
-    'gymnasium lacks and have no published reference here.',
+    'steps (best return 100); the InvertedPendulum-v5 row stands in for an env that '
+    'gymnasium lacks and has no published reference here.',
     'Wall time is the Time column of the last row (training plus test episodes) of one run, '
     'with two runs at a time on a 2-core machine.',
 ]
