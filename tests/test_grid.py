@@ -1,5 +1,6 @@
 """ExperimentGrid (Spinning Up's naming and variants) and grid runs: in-process, in parallel
 worker processes, and on a local Ray instance."""
+import multiprocessing
 import os
 import sys
 
@@ -198,9 +199,10 @@ def test_physical_cores_is_capped_by_the_cpus_this_process_may_use(monkeypatch):
 
 def session_probe(seed, logger_kwargs):
     """A stand-in for an algorithm: prints the thread settings its TF session gets."""
+    preloaded = 'tensorflow' in sys.modules
     intra, inter = _session_threads()
-    print('probe: intra-op %d, inter-op %d, OMP %s' % (intra, inter,
-                                                       os.environ.get('OMP_NUM_THREADS')))
+    print('probe: intra-op %d, inter-op %d, OMP %s, TF preloaded %s' % (
+        intra, inter, os.environ.get('OMP_NUM_THREADS'), preloaded))
 
 
 @pytest.mark.parametrize('workers', [1, 2])
@@ -217,13 +219,27 @@ def test_each_run_of_a_grid_gets_the_decided_threads(tmp_path, capsys, monkeypat
         assert out.count('[grid] threads: ') == 1
         assert '[grid] threads: 2 runs at once on 2 cores: each run TF intra-op 1, ' \
                'inter-op 1; OpenMP/BLAS 1' in out
-        for seed in (0, 1):  # in the worker processes
-            assert '[probe_s%d] probe: intra-op 1, inter-op 1, OMP 1' % seed in out
+        # In the worker processes, forked from a server that imported TensorFlow once.
+        preloaded = 'forkserver' in multiprocessing.get_all_start_methods()
+        for seed in (0, 1):
+            assert '[probe_s%d] probe: intra-op 1, inter-op 1, OMP 1, TF preloaded %s' % (
+                seed, preloaded) in out
     else:
         assert '[grid] threads: 1 run at once on 2 cores: each run TF intra-op 1, ' \
                'inter-op 2; OpenMP/BLAS default' in out
         assert out.count('probe: intra-op 1, inter-op 2,') == 2  # here, in this process
     assert 'SPINUP_TF_THREADS' not in os.environ
+
+
+def test_workers_fork_from_a_server_started_with_the_grids_thread_settings(monkeypatch):
+    from spinup_tf.tools import launch
+    if 'forkserver' not in multiprocessing.get_all_start_methods():
+        pytest.skip('no forkserver start method on this platform')
+    exps = ExperimentGrid('c').experiments(session_probe, data_dir='unused')
+    monkeypatch.setitem(launch._forkserver, 'env', ONE_CORE.env())
+    assert launch._worker_context(ONE_CORE, exps).get_start_method() == 'forkserver'
+    # A server started with other settings cannot give a worker these: each worker spawns.
+    assert launch._worker_context(Threads(1, 2, 4), exps).get_start_method() == 'spawn'
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,8 +3,9 @@
 ``run_experiments`` checks the launch options, decides once how many threads each run may use
 (``spinup_tf.utils.threads.decide``, from the runs at once and the physical cores; logged in
 one line), runs the variants, prints the summary table and returns one ``VariantResult`` per
-variant. ``workers=1`` runs them in this process; more run each in a fresh ``spawn`` process
-whose thread settings are in its environment before numpy or TensorFlow load;
+variant. ``workers=1`` runs them in this process; more run each in a fresh process, forked from a
+server that imported numpy and TensorFlow once with the grid's thread settings in its
+environment (``spawn`` where there is no fork server);
 ``backend='ray'`` hands them to ``spinup_tf.tools.ray_backend``. A failed variant never stops
 the others; Ctrl-C (or SIGTERM) lets running variants save their model and is raised again
 after the summary.
@@ -73,7 +74,7 @@ def run_experiments(experiments, workers=1, backend='local', address=None, out=N
     """Run ``Experiment`` objects; print the summary table; return the ``VariantResult``s.
 
     ``workers=1`` with ``backend='local'`` runs them here, one after the other; more workers
-    run each in a fresh ``spawn`` process; ``backend='ray'`` runs them as Ray tasks. Each run's
+    run each in a fresh process (``_worker_context``); ``backend='ray'`` runs them as Ray tasks. Each run's
     threads are decided here, once (``run_threads``), and logged in one line.
     KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one) is raised again after the summary.
     """
@@ -178,7 +179,7 @@ def _raise_interrupt(signum, frame):
 
 
 def _worker_main(payload, out_conn, result_conn, thread_env):
-    """Entry point of a ``spawn`` worker: output into the pipe, run, send the result."""
+    """Entry point of a worker process: output into the pipe, run, send the result."""
     os.environ.update(thread_env)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -302,10 +303,39 @@ class _Child:
         return status, error, time.time() - self.start
 
 
-def _run_spawned(experiments, results, workers, threads, out):
+# Imported once by the fork server, so that a worker starts without importing them: TensorFlow
+# alone costs about 4 CPU-seconds here, more than the training of a short variant.
+FORKSERVER_PRELOAD = ['numpy', 'spinup_tf.utils.tf1', 'gymnasium']
+_forkserver = {'env': None}  # the thread settings this process's fork server started with
+
+
+def _worker_context(threads, experiments):
+    """The ``multiprocessing`` context that starts the workers.
+
+    ``forkserver``: one server process imports numpy, TensorFlow, gymnasium and the thunks'
+    modules once, with ``threads``' settings in its environment (the numerical libraries read
+    them at import), and forks every worker from there. ``spawn`` (each worker imports
+    everything itself) where there is no fork server, or where this process's already runs
+    with other thread settings.
+    """
     import multiprocessing
+    env = threads.env()
+    if 'forkserver' not in multiprocessing.get_all_start_methods() or \
+            _forkserver['env'] not in (None, env):
+        return multiprocessing.get_context('spawn')
+    ctx = multiprocessing.get_context('forkserver')
+    if _forkserver['env'] is None:
+        modules = {getattr(e.thunk, '__module__', None) or type(e.thunk).__module__
+                   for e in experiments}
+        ctx.set_forkserver_preload(FORKSERVER_PRELOAD + sorted(
+            m for m in modules if m and m not in ('__main__', 'builtins')))
+        _forkserver['env'] = env  # it starts with the first worker, inside applied(threads)
+    return ctx
+
+
+def _run_spawned(experiments, results, workers, threads, out):
     from multiprocessing.connection import wait
-    ctx = multiprocessing.get_context('spawn')
+    ctx = _worker_context(threads, experiments)
     # Every variant picklable before any starts.
     payloads = [variant_payload(e) for e in experiments]
     pending = deque(range(len(experiments)))
