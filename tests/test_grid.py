@@ -197,6 +197,29 @@ def test_physical_cores_is_capped_by_the_cpus_this_process_may_use(monkeypatch):
     assert physical_cores() == 1
 
 
+@pytest.mark.parametrize('cores, busy, expected', [
+    (2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 1.0, 1), (2, 1.9, 1), (2, 6.0, 1),
+    (1, 0.0, 1), (8, 3.2, 5), (8, 0.0, 8)])
+def test_auto_workers_are_the_cores_other_processes_leave_idle(cores, busy, expected):
+    assert threads.auto_workers(cores, busy) == expected
+
+
+def test_busy_cores_from_two_samples_of_proc_stat(tmp_path, monkeypatch):
+    stat = tmp_path / 'stat'
+    # user nice system idle iowait irq softirq steal: 300 of 400 ticks busy in between.
+    stat.write_text('cpu  100 0 0 100 0 0 0 0 0 0\ncpu0 50 0 0 50 0 0 0 0 0 0\n')
+    later = 'cpu  350 0 50 140 60 0 0 0 0 0\n'
+    monkeypatch.setattr(threads.time, 'sleep', lambda s: stat.write_text(later))
+    assert threads.busy_cores(path=str(stat), cores=2) == pytest.approx(2 * 300 / 400)
+    assert threads.busy_cores(path=str(tmp_path / 'missing'), cores=2) == 0.0
+    from spinup_tf.tools import launch
+    monkeypatch.setattr(launch, 'physical_cores', lambda: 2)
+    monkeypatch.setattr(launch, 'busy_cores', lambda cores: 1.5)
+    assert launch.resolve_workers('auto') == 1
+    monkeypatch.setattr(launch, 'busy_cores', lambda cores: 0.1)
+    assert launch.resolve_workers('auto') == 2
+
+
 def session_probe(seed, logger_kwargs):
     """A stand-in for an algorithm: prints the thread settings its TF session gets."""
     preloaded = 'tensorflow' in sys.modules

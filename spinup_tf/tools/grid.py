@@ -300,7 +300,8 @@ class ExperimentGrid:
             data_dir (str): where run folders go (default ``./data``).
             datestamp (bool): prefix folders with the date and time.
             workers (int or 'auto'): with ``backend='local'``, how many variants run at once,
-                each in its own process ('auto': the number of physical cores). 1 runs them
+                each in its own process ('auto': the physical cores that other processes
+                leave idle, at least 1; see ``threads.auto_workers``). 1 runs them
                 one after the other in this process.
             backend (str): ``'local'`` or ``'ray'`` (one Ray task with ``num_cpus=1`` per
                 variant; the cluster's CPUs decide how many run at once).

@@ -25,18 +25,25 @@ from collections import deque
 
 from spinup_tf.tools.results import DIV_LINE_WIDTH, VariantResult, final_performance, \
     format_summary
-from spinup_tf.utils.threads import ONE_CORE, applied, decide, describe_decision, \
-    physical_cores
+from spinup_tf.utils.threads import ONE_CORE, applied, auto_workers, busy_cores, decide, \
+    describe_decision, physical_cores
 
 BACKENDS = ('local', 'ray')
 # Errors whose message says it all: shown without a traceback (as the command line does).
 _QUIET_ERRORS = ('UserInputError', 'NonFiniteError', 'FloatingPointError')
 
 
-def resolve_workers(workers):
-    """``workers`` as a positive int (``'auto'``: ``physical_cores()``); ValueError if bad."""
+def resolve_workers(workers, out=None):
+    """``workers`` as a positive int; ValueError if bad. ``'auto'``: ``threads.auto_workers``
+    (the physical cores other processes leave idle now, at least 1), said in one line."""
     if workers == 'auto':
-        return physical_cores()
+        cores = physical_cores()
+        busy = busy_cores(cores=cores)
+        workers = auto_workers(cores, busy)
+        print('[grid] --workers auto: %d (%d core%s, %.1f kept busy by other processes)'
+              % (workers, cores, '' if cores == 1 else 's', busy), file=out or sys.stdout,
+              flush=True)
+        return workers
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError("workers must be a positive integer or 'auto', got %r" % (workers,))
     return workers

@@ -14,9 +14,13 @@ with ``session_threads()``.
 * **Cores to spare** (``1 < workers < cores``): each run gets ``cores // workers`` cores:
   one intra-op and two inter-op threads, BLAS/OpenMP limited to its share.
 
+``--workers auto`` is ``auto_workers``: the physical cores that other processes leave idle
+at launch, at least one.
+
 This module imports neither numpy nor TensorFlow.
 """
 import os
+import time
 from dataclasses import dataclass
 
 ENV_VAR = 'SPINUP_TF_THREADS'
@@ -133,3 +137,41 @@ def physical_cores():
         except OSError:
             pass
     return max(1, min(cores or logical, logical))
+
+
+def busy_cores(interval=0.25, path='/proc/stat', cores=None):
+    """How many of the physical cores other processes keep busy right now: the machine's busy
+    fraction over ``interval`` seconds (``/proc/stat``; this process sleeps meanwhile) times
+    ``cores`` (default ``physical_cores()``). 0.0 where ``/proc/stat`` cannot be read."""
+    cores = physical_cores() if cores is None else cores
+    try:
+        busy0, total0 = _cpu_ticks(path)
+        time.sleep(interval)
+        busy1, total1 = _cpu_ticks(path)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    if total1 <= total0:
+        return 0.0
+    return cores * (busy1 - busy0) / float(total1 - total0)
+
+
+def _cpu_ticks(path):
+    """``(busy, total)`` jiffies of all CPUs, from the first line of ``/proc/stat``."""
+    with open(path) as f:
+        fields = f.readline().split()
+    if fields[0] != 'cpu':
+        raise ValueError('unexpected first line in %s' % path)
+    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    idle = ticks[3] + ticks[4]
+    return sum(ticks) - idle, sum(ticks)
+
+
+def auto_workers(cores, busy):
+    """``--workers auto``: the cores that ``busy`` (cores kept busy by other processes) leaves
+    idle, rounded, between 1 and ``cores``.
+
+    Measured on a 2-core machine: when the cores are free, a worker per core gives the most
+    env steps/s; when other processes already keep them busy, a second worker gains nothing
+    and pays its start-up, so one worker was as fast or faster.
+    """
+    return max(1, min(cores, int(cores - busy + 0.5)))
