@@ -13,6 +13,7 @@ import numpy as np
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import env_id_of
 from spinup_tf.utils.logx import EpochLogger
+from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
 
 
@@ -60,6 +61,12 @@ class Setup:
             self.close_envs()
             raise
         logger_kwargs = config.get('logger_kwargs') or {}
+        if logger_kwargs.get('output_dir'):  # one process per run folder, before any write
+            try:
+                lock_run_folder(logger_kwargs['output_dir'])
+            except Exception:
+                self.close_envs()
+                raise
         self.logger = EpochLogger(**logger_kwargs)
         self.envs = normalize_envs(self.envs, config, self.logger)  # --normalize_obs/_rew
         if not self.logger.resume:  # a resumed run keeps the config it started with
@@ -125,3 +132,4 @@ def run_loop(loop, logger, checkpointer, state, save, closers, on_interrupt=None
         logger.close()
         for closer in closers:
             closer.close()
+        release_run_folder(logger.output_dir)

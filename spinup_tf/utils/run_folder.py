@@ -1,0 +1,42 @@
+"""A run folder is owned by one process: an OS-level lock for the whole run or resume.
+
+``lock_run_folder(path)`` takes ``fcntl.flock`` on ``path/.lock`` (creating the folder and
+the file if needed) and keeps it for the life of the process. A second process that asks for
+the same folder gets a ``UserInputError`` naming it, before it writes anything there. The
+lock dies with its process, so a run killed with ``kill -9`` leaves no stale lock: a later
+``resume`` takes it at once.
+"""
+import fcntl
+import os
+import os.path as osp
+
+from spinup_tf.utils.errors import UserInputError
+
+LOCK_FILE = '.lock'
+_held = {}  # folder -> open lock file, kept open (and locked) until the process ends
+
+
+def lock_run_folder(path):
+    """Own the run folder ``path`` for this process; ``UserInputError`` if another holds it."""
+    path = osp.abspath(path)
+    if path in _held:
+        return
+    try:
+        os.makedirs(path, exist_ok=True)
+        f = open(osp.join(path, LOCK_FILE), 'a')
+    except OSError as e:
+        raise UserInputError('cannot use run folder %s: %s' % (path, e.strerror or e)) from None
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise UserInputError('another process is running in %s (a run or a resume); wait '
+                             'for it to end, or use another --exp_name' % path) from None
+    _held[path] = f
+
+
+def release_run_folder(path):
+    """Give the folder back (the loops do at their end; the process's exit does anyway)."""
+    f = _held.pop(osp.abspath(path), None)
+    if f is not None:
+        f.close()
