@@ -12,6 +12,7 @@ import numpy as np
 
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import env_id_of
+from spinup_tf.algos.ranges import check_ranges
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
@@ -54,6 +55,7 @@ class Setup:
     """
 
     def __init__(self, algo, env_fn, config, check, n_envs=1, tensorboard=False):
+        check_ranges(config)  # every hyperparameter in its declared range, before anything
         self.envs = [env_fn() for _ in range(n_envs)]
         try:
             check(self.envs[0])
