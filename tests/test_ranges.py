@@ -45,3 +45,11 @@ def test_defaults_lie_in_their_ranges_and_nan_in_none():
     assert not in_range(float('nan'), RANGES['gamma'])
     assert not in_range(True, RANGES['epochs']) and not in_range(2.5, RANGES['epochs'])
     assert in_range(0, RANGES['gamma']) and in_range(1, RANGES['gamma'])
+
+
+@pytest.mark.parametrize('name', ['../escape', '..', 'a/b'])
+def test_exp_name_cannot_leave_the_data_dir(tmp_path, name):
+    proc = run_cli('td3', '--env', 'Pendulum-v1', '--exp_name', name, '--data_dir',
+                   tmp_path / 'data')
+    assert proc.returncode == 2 and 'error: --exp_name must be a folder name' in proc.stderr
+    assert list(tmp_path.iterdir()) == []

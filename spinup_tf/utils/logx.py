@@ -418,6 +418,10 @@ def setup_logger_kwargs(exp_name, seed=None, data_dir=None, datestamp=False):
 
     With ``datestamp`` the folders get date/time prefixes so that runs never collide.
     """
+    from spinup_tf.utils.errors import UserInputError
+    if not exp_name or exp_name in ('.', '..') or '/' in exp_name or osp.sep in exp_name:
+        raise UserInputError('--exp_name must be a folder name inside --data_dir (no "/" and '
+                             'not "." or ".."), got %r' % (exp_name,))
     data_dir = data_dir or osp.join(os.getcwd(), 'data')
     ymd_time = time.strftime('%Y-%m-%d_') if datestamp else ''
     relpath = ymd_time + exp_name
