@@ -76,7 +76,7 @@ def test_algo_help_prints_docstring_and_flags():
     (['td3', '--env', 'CartPole-v1'], 'continuous (Box) action space'),
     (['td3'], 'missing --env'),
     (['td3', '--env', 'Pendulum-v1', '--epochs', 'many'], '--epochs expects an integer'),
-    (['td3', '--env', 'Pendulum-v1', '--epochs', '0'], 'epochs must be a positive integer'),
+    (['td3', '--env', 'Pendulum-v1', '--epochs', '0'], '--epochs must be an integer >= 1'),
     (['td3', '--env', 'Pendulum-v1', '--no_such_flag', '1'], 'unknown flag --no_such_flag'),
     (['td3', '--env', 'Pendulum-v1', '--hid', '[0]'], '--hid expects'),
     (['td3', '--env', 'Pendulum-v1', '--act', 'nope'], 'unknown activation'),

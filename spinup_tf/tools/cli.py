@@ -21,6 +21,7 @@ import sys
 from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, option_help, \
     parameters
 from spinup_tf.utils.errors import UserInputError
+from spinup_tf.algos.ranges import check_ranges
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
@@ -142,7 +143,7 @@ def algo_help(name):
               '  --%-22s %s' % ('exp_name', 'experiment name (default ALGO_ENV)'),
               '  --%-22s %s' % ('data_dir', 'where run folders go (default ./data)'),
               '  --%-22s %s' % ('datestamp', 'prefix folders with date and time'),
-              '  --%-22s %s' % ('overwrite', 'reuse a run folder that already holds results'),
+              '  --%-22s %s' % ('overwrite', 'replace an earlier run (moved aside to FOLDER.trash-TIME)'),
               '  --%-22s %s' % ('workers', "variants run at once, each in its own process "
                                            "(default 1; 'auto': physical cores)"),
               '  --%-22s %s' % ('backend', 'local (default) or ray'),
@@ -261,7 +262,6 @@ def build_runs(name, tokens):
     ray importable), that no two variants share a folder and that no run folder already holds
     results.
     """
-    from spinup_tf.utils.logx import PROGRESS_FILE
     params = parameters(name)
     flags = parse_flags(tokens)
 
@@ -269,7 +269,8 @@ def build_runs(name, tokens):
     if 'preset' in flags:
         if len(flags['preset']) != 1:
             raise UserInputError('--preset takes one value')
-        preset = get_preset(name, flags['preset'][0])
+        preset_name = flags['preset'][0]
+        preset = get_preset(name, preset_name)
     env_ids = flags.pop('env', None) or flags.pop('env_name', None)
     if not env_ids and preset is not None:
         env_ids = [preset.env]
@@ -317,7 +318,8 @@ def build_runs(name, tokens):
         grid_flags[key] = [_coerce(name, key, v, params[key].default) for v in vals]
 
     base_name = run_opts.get('exp_name') or (
-        name + ('_' + env_ids[0] if len(env_ids) == 1 else ''))
+        name + ('_' + preset_name if preset is not None else '')
+        + ('_' + env_ids[0] if len(env_ids) == 1 else ''))
     grid = _CliGrid(base_name)
     grid.add('env_name', env_ids, 'env')
     if 'ac_kwargs' in grid_flags:
@@ -346,11 +348,51 @@ def build_runs(name, tokens):
         ac_kwargs = e.kwargs.get('ac_kwargs')
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             _check_activation(ac_kwargs['activation'])
-        progress = osp.join(e.output_dir, PROGRESS_FILE)
-        if osp.exists(progress) and not run_opts.get('overwrite', False):
+        check_ranges(e.kwargs)  # every variant, before the first one starts
+        if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
             raise UserInputError('%s already holds results; choose another --exp_name, add '
                                  '--datestamp, or pass --overwrite' % e.output_dir)
+    for e in experiments:  # all checked: now set the earlier runs aside, whole
+        if earlier_run(e.output_dir):
+            print('--overwrite: the earlier run in %s is now in %s'
+                  % (e.output_dir, set_aside(e.output_dir)))
     return Plan(grid, experiments, workers, backend, address)
+
+
+EARLIER_RUN_SIGNS = ('progress.txt', 'config.json', 'checkpoint', 'tf1_save')
+
+
+def earlier_run(folder):
+    """Whether ``folder`` holds any sign of an earlier run (a run stopped in its first epoch
+    has a checkpoint but no progress file)."""
+    return any(osp.exists(osp.join(folder, name)) for name in EARLIER_RUN_SIGNS)
+
+
+def set_aside(folder):
+    """Move ``folder`` to ``folder.trash-<time>`` (a new run never shares a folder with files
+    of an old one); refused while another process holds the folder."""
+    import fcntl
+    import time
+    lock = osp.join(folder, '.lock')
+    if osp.exists(lock):
+        with open(lock, 'a') as f:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise UserInputError('another process is running in %s; --overwrite cannot '
+                                     'replace it now' % folder) from None
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    target = '%s.trash-%s' % (folder, time.strftime('%Y%m%d-%H%M%S'))
+    n = 1
+    while osp.exists(target):
+        target = '%s.trash-%s-%d' % (folder, time.strftime('%Y%m%d-%H%M%S'), n)
+        n += 1
+    try:
+        os.rename(folder, target)
+    except OSError as e:
+        raise UserInputError('cannot move %s aside for --overwrite: %s'
+                             % (folder, e.strerror or e)) from None
+    return target
 
 
 def _env_kwargs(values):
