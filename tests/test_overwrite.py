@@ -40,3 +40,13 @@ def test_preset_runs_are_named_after_the_preset(tmp_path):
                    '--num_test_episodes', '0', '--data_dir', tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert os.listdir(tmp_path) == ['td3_tensorlayer_Pendulum-v1']
+
+
+def test_plot_leaves_runs_set_aside_out(tmp_path):
+    from spinup_tf.tools.plot import find_runs
+    for name in ('x_s0', 'x_s0.trash-20261201-000000'):
+        d = tmp_path / 'x' / name
+        d.mkdir(parents=True)
+        (d / 'progress.txt').write_text('Epoch\tAverageEpRet\n1\t2.0\n2\t3.0\n')
+    runs = find_runs([str(tmp_path / 'x')])
+    assert len(runs) == 1

@@ -268,7 +268,8 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
         n_files = 0  # progress files below this logdir, whether kept, filtered or unreadable
         for root_dir in _expand_logdir(logdir):
             for run_dir, subdirs, files in os.walk(root_dir):
-                subdirs.sort()
+                # runs that --overwrite set aside (FOLDER.trash-TIME) are not plotted
+                subdirs[:] = sorted(d for d in subdirs if '.trash-' not in d)
                 if PROGRESS_FILE not in files:
                     continue
                 n_files += 1
