@@ -20,7 +20,6 @@ and never replaces a table with an empty one.
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 """
 import argparse
-import csv
 import json
 import os
 import os.path as osp
@@ -30,6 +29,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
+from reproduce import read_rows  # noqa: E402  (a progress file's rows as dicts, [] if none)
 HERE = osp.join(ROOT, 'plots', 'benchmark')
 OFF_POLICY = ('ddpg', 'td3', 'sac')
 ON_POLICY = ('vpg', 'ppo', 'trpo')
@@ -51,14 +52,6 @@ def env_id(env):
 def run_folder(data_dir, env, algo, seed):
     name = '%s_%s' % (algo, env_id(env))
     return osp.join(data_dir, env, name, '%s_s%d' % (name, seed))
-
-
-def read_rows(path):
-    try:
-        with open(path) as f:
-            return list(csv.DictReader(f, delimiter='\t'))
-    except OSError:
-        return []
 
 
 def budget_of(algo, args):
