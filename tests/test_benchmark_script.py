@@ -1,0 +1,41 @@
+"""plots/benchmark.py: its reading of curves, and --no-run never replacing a table with an
+empty one."""
+import importlib.util
+import os
+
+from conftest import ROOT
+
+
+def load():
+    spec = importlib.util.spec_from_file_location(
+        'benchmark', os.path.join(ROOT, 'plots', 'benchmark.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_value_at_a_checkpoint_is_the_mean_of_the_last_five_epochs_up_to_it():
+    bm = load()
+    steps = [4000 * i for i in range(1, 30)]
+    values = list(range(1, 30))
+    assert bm.value_at((steps, values), 100000) == sum(range(21, 26)) / 5  # epochs 21-25
+    assert bm.value_at((steps, values), 300000) is None  # not reached
+
+
+def test_no_run_without_data_leaves_results_alone(tmp_path, capsys):
+    bm = load()
+    results = os.path.join(bm.HERE, 'RESULTS.md')
+    before = open(results).read() if os.path.exists(results) else None
+    assert bm.main(['--no-run', '--data_dir', str(tmp_path)]) == 0
+    after = open(results).read() if os.path.exists(results) else None
+    assert after == before
+    assert 'left as it is' in capsys.readouterr().out
+
+
+def test_commands_resume_a_run_with_a_checkpoint(tmp_path):
+    bm = load()
+    folder = bm.run_folder(str(tmp_path), 'Hopper', 'td3', 0)
+    assert '--overwrite' in bm.command('Hopper', 'td3', 0, 75, str(tmp_path))
+    os.makedirs(os.path.join(folder, 'checkpoint'))
+    assert bm.command('Hopper', 'td3', 0, 75, str(tmp_path))[2:] == ['resume', folder]
+    assert '[64,32]' in bm.command('Hopper', 'ppo', 0, 750, str(tmp_path))
