@@ -164,7 +164,7 @@ def write_outputs(matrix, seeds, args):
                          % env_id(env), fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
-            fig.savefig(osp.join(HERE, '%s.png' % env), dpi=110)
+            fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
         plt.close(fig)
     if not rows:
         print('no finished checkpoint yet: RESULTS.md left as it is')
@@ -177,7 +177,7 @@ def write_outputs(matrix, seeds, args):
     for env, algo, step, n, mean, std, su in rows:
         lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %.2f |' % (
             env_id(env), algo, step // 1000, n, mean, std, su, mean / su if su else float('nan')))
-    with open(osp.join(HERE, 'RESULTS.md'), 'w') as f:
+    with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
 
@@ -196,6 +196,8 @@ def main(argv=None):
                         help='env steps of an on-policy run (default 3M)')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--data_dir', default=osp.join(HERE, 'data'))
+    parser.add_argument('--out', default=HERE, help='where figures and RESULTS.md go '
+                        '(default plots/benchmark)')
     parser.add_argument('--no-run', action='store_true', help='only redraw figures and table')
     args = parser.parse_args(argv)
     known = set(reference()['values'])

@@ -26,7 +26,7 @@ def test_no_run_without_data_leaves_results_alone(tmp_path, capsys):
     bm = load()
     results = os.path.join(bm.HERE, 'RESULTS.md')
     before = open(results).read() if os.path.exists(results) else None
-    assert bm.main(['--no-run', '--data_dir', str(tmp_path)]) == 0
+    assert bm.main(['--no-run', '--data_dir', str(tmp_path)]) == 0  # default --out
     after = open(results).read() if os.path.exists(results) else None
     assert after == before
     assert 'left as it is' in capsys.readouterr().out

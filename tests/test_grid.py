@@ -351,18 +351,29 @@ def test_cli_grid_names_keep_the_flag_values(tmp_path):
 
 
 def test_in_process_grid_goes_on_after_a_variant_fails_at_run_time(tmp_path, capsys):
-    # epochs=0 passes the flag checks but the algorithm refuses it when it starts.
+    # batch_size 2000 passes the flag and range checks, but the algorithm refuses it when it
+    # starts: a replay buffer of 1000 slots cannot hold a batch of 2000.
     from spinup_tf.tools.cli import main
-    code = main(['td3', '--env', 'Pendulum-v1', *TINY[2:], '--epochs', '0', '1', '--hid', '[8]',
+    code = main(['td3', '--env', 'Pendulum-v1', *TINY[2:], '--epochs', '1', '--hid', '[8]',
+                 '--replay_size', '1000', '--batch_size', '2000', '16',
                  '--data_dir', str(tmp_path)])
     captured = capsys.readouterr()
     assert code == 1
-    assert 'error: epochs must be a positive integer' in captured.err
+    assert 'error: batch_size (2000) is larger than the replay buffer can hold' in captured.err
     assert 'Grid summary: 1 of 2 variants ok, 1 failed' in captured.out
-    assert 'td3_Pendulum-v1_epochs0_s0: UserInputError: epochs must be' in captured.out
-    assert not (tmp_path / 'td3_Pendulum-v1_epochs0').exists()
-    assert (tmp_path / 'td3_Pendulum-v1_epochs1' / 'td3_Pendulum-v1_epochs1_s0' /
+    assert 'td3_Pendulum-v1_batch_size2000_s0: UserInputError: batch_size' in captured.out
+    assert not (tmp_path / 'td3_Pendulum-v1_batch_size2000').exists()
+    assert (tmp_path / 'td3_Pendulum-v1_batch_size16' / 'td3_Pendulum-v1_batch_size16_s0' /
             'progress.txt').exists()
+
+
+def test_a_grid_with_a_value_out_of_range_starts_no_variant(tmp_path, capsys):
+    from spinup_tf.tools.cli import main
+    code = main(['td3', '--env', 'Pendulum-v1', *TINY[2:], '--epochs', '1', '0', '--hid', '[8]',
+                 '--data_dir', str(tmp_path)])
+    assert code == 2
+    assert 'error: --epochs must be an integer >= 1, got 0' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def _assert_complete(run):
