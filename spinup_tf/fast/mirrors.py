@@ -14,7 +14,7 @@ exactly is caught at start-up rather than trained on silently.
 import numpy as np
 from scipy.special import erf
 
-from spinup_tf.utils.tf1 import tf, DENSE_LAYERS
+from spinup_tf.utils.tf1 import DENSE_LAYERS
 
 
 class NoMirror(Exception):

@@ -4,7 +4,6 @@ The algorithm, its hyperparameters and the env id come from ``DIR/config.json``;
 comes from ``DIR/checkpoint/`` (see ``spinup_tf.utils.checkpoint``). Progress rows are appended to
 ``DIR/progress.txt`` after the rows the checkpoint covers.
 """
-import inspect
 import json
 import os.path as osp
 
