@@ -55,7 +55,7 @@ def final_values(data_dir, variant, seeds):
     return out
 
 
-def write_outputs(data_dir, seeds, epochs):
+def write_outputs(data_dir, seeds, epochs, out=HERE):
     import numpy as np
     import matplotlib
     matplotlib.use('Agg')
@@ -89,8 +89,8 @@ def write_outputs(data_dir, seeds, epochs):
     ax.set_title('PPO on %s: observation and reward normalisation' % ENV)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(osp.join(HERE, 'ppo_halfcheetah.png'), dpi=100)
-    with open(osp.join(HERE, 'RESULTS.md'), 'w') as f:
+    fig.savefig(osp.join(out, 'ppo_halfcheetah.png'), dpi=100)
+    with open(osp.join(out, 'RESULTS.md'), 'w') as f:
         f.write('# PPO on %s, with and without normalisation\n\n' % ENV)
         f.write('Made by `python plots/normalization.py --seeds %d --epochs %d`: PPO defaults '
                 '(64x64 tanh, 4000 steps per epoch). Final = mean of the last %d epochs\' '
@@ -98,7 +98,7 @@ def write_outputs(data_dir, seeds, epochs):
                 'mean ± std over seeds (population std).\n\n' % (len(seeds), epochs, LAST))
         f.write('| variant | seeds | steps | final AverageEpRet | per seed |\n|---|---|---|---|---|\n')
         f.write('\n'.join(table) + '\n\n![PPO HalfCheetah](ppo_halfcheetah.png)\n')
-    print('wrote %s and %s' % (osp.join(HERE, 'ppo_halfcheetah.png'), osp.join(HERE, 'RESULTS.md')))
+    print('wrote %s and %s' % (osp.join(out, 'ppo_halfcheetah.png'), osp.join(out, 'RESULTS.md')))
 
 
 def main(argv=None):
@@ -107,6 +107,7 @@ def main(argv=None):
     parser.add_argument('--seeds', type=int, default=3)
     parser.add_argument('--epochs', type=int, default=250, help='250 x 4000 = 1M steps')
     parser.add_argument('--data_dir', default=osp.join(HERE, 'data'))
+    parser.add_argument('--out', default=HERE, help='where the figure and RESULTS.md go')
     parser.add_argument('--no-run', action='store_true', help='only redraw figure and table')
     args = parser.parse_args(argv)
     seeds = list(range(args.seeds))
@@ -123,7 +124,7 @@ def main(argv=None):
                                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
                 if proc.returncode != 0:
                     print('exit %d' % proc.returncode, file=sys.stderr)
-    write_outputs(args.data_dir, seeds, args.epochs)
+    write_outputs(args.data_dir, seeds, args.epochs, args.out)
     return 0
 
 
