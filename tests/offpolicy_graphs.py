@@ -1,7 +1,7 @@
 """Test helpers: an off-policy algorithm's real graph, built by calling the algorithm with
 ``Run.train`` replaced by a capture, and the tools to check it against numpy.
 
-``tf.random_normal`` is replaced by :func:`fixed_normal` while the graph is built, so every
+``core.random_normal`` is replaced by :func:`fixed_draw` while the graph is built, so every
 "random" draw (TD3's target smoothing, SAC's policy samples) is a known pattern that a numpy
 re-implementation can use too, and both engines see the same noise.
 """
@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import gymnasium as gym
 
+from spinup_tf.algos import core
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
@@ -33,6 +34,11 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
     return mean + stddev * tf.reshape(values, shape)
 
 
+def fixed_draw(shape, stddev=1.0):
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal`` (what ``core`` and TD3 draw with)."""
+    return fixed_normal(shape, stddev=stddev)
+
+
 def noise_like(shape):
     return pattern(int(np.prod(shape))).reshape(shape)
 
@@ -52,7 +58,7 @@ def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=N
                    explore=explore)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
-    monkeypatch.setattr(tf, 'random_normal', fixed_normal)
+    monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
     ALGOS[algo](env_fn or (lambda: gym.make('Pendulum-v1')),
                 ac_kwargs=dict(hidden_sizes=hidden) if ac_kwargs is None else ac_kwargs,
                 logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **kwargs)

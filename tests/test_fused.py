@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import gymnasium as gym
 
+from spinup_tf.algos import core
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
@@ -30,6 +31,11 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
     return mean + stddev * tf.reshape(pattern, shape)
 
 
+def fixed_draw(shape, stddev=1.0):
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal``, what ``core`` and TD3 draw with."""
+    return fixed_normal(shape, stddev=stddev)
+
+
 def capture(monkeypatch, tmp_path, algo, **kwargs):
     """Build ``algo``'s graph as a run does (Pendulum, small networks) and return what it
     hands the loop."""
@@ -40,7 +46,7 @@ def capture(monkeypatch, tmp_path, algo, **kwargs):
         got.update(run=self, batch=batch, update=update, init_ops=init_ops)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
-    monkeypatch.setattr(tf, 'random_normal', fixed_normal)
+    monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
     ALGOS[algo](lambda: gym.make('Pendulum-v1'), ac_kwargs=dict(hidden_sizes=kwargs.pop(
         'hidden', (16, 16))), logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
         batch_size=BATCH, replay_size=SLOTS, **kwargs)

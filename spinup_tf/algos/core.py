@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.utils.tf1 import tf, EPS, mlp, dense, placeholder
+from spinup_tf.utils.tf1 import random_normal, random_categorical
 # Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
 from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
                                  target_init_op)
@@ -187,7 +188,7 @@ def mlp_categorical_policy(x, a, hidden_sizes, activation, output_activation, ac
     act_dim = action_space.n
     logits = mlp(x, list(hidden_sizes) + [act_dim], activation, None)
     logp_all = tf.nn.log_softmax(logits)
-    pi = tf.squeeze(tf.random.categorical(logits, 1), axis=1)
+    pi = random_categorical(logits)
     logp = tf.reduce_sum(tf.one_hot(a, depth=act_dim) * logp_all, axis=1)
     logp_pi = tf.reduce_sum(tf.one_hot(pi, depth=act_dim) * logp_all, axis=1)
 
@@ -228,7 +229,7 @@ def mlp_gaussian_policy(x, a, hidden_sizes, activation, output_activation, actio
     log_std = tf.get_variable(name='log_std',
                               initializer=-0.5 * np.ones(act_dim, dtype=np.float32))
     std = tf.exp(log_std)
-    pi = mu + tf.random_normal(tf.shape(mu)) * std
+    pi = mu + random_normal(tf.shape(mu)) * std
     logp = gaussian_likelihood(a, mu, log_std)
     logp_pi = gaussian_likelihood(pi, mu, log_std)
 
@@ -297,7 +298,7 @@ def mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation, output_ac
     mu = dense(net, act_dim, output_activation, name='mu')
     log_std = dense(net, act_dim, None, name='log_std')
     log_std = tf.clip_by_value(log_std, LOG_STD_MIN, LOG_STD_MAX)
-    u = mu + tf.random_normal(tf.shape(mu)) * tf.exp(log_std)
+    u = mu + random_normal(tf.shape(mu)) * tf.exp(log_std)
     logp_pi = gaussian_likelihood(u, mu, log_std)
     logp_pi -= tf.reduce_sum(2 * (np.log(2) - u - tf.nn.softplus(-2 * u)), axis=1)
     return tf.tanh(mu), tf.tanh(u), logp_pi

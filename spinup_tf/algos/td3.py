@@ -133,7 +133,7 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
                 pi_targ, _, _, _ = actor_critic(batch['obs2'], batch['acts'], **ac_kwargs)
 
                 # Target policy smoothing, by adding clipped noise to target actions
-                epsilon = tf.random_normal(tf.shape(pi_targ), stddev=target_noise)
+                epsilon = core.random_normal(tf.shape(pi_targ), stddev=target_noise)
                 epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
                 a2 = tf.clip_by_value(pi_targ + epsilon, run.act_low, run.act_high)
 

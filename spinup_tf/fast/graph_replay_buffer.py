@@ -13,7 +13,7 @@ the saved model leave them out; the run's checkpoint stores the buffer through
 """
 import numpy as np
 
-from spinup_tf.utils.tf1 import tf
+from spinup_tf.utils.tf1 import tf, random_uniform_int
 from spinup_tf.loops.replay_buffer import RingLayout
 
 STAGE_ROWS = 4096
@@ -184,10 +184,10 @@ def sample_indices(valid_var, filled, batch_size):
     """In-graph counterpart of ``RingLayout.sample_indices``: ``(batch_size,)`` int32 slots,
     uniform with replacement over ``[0, filled)``, draws on non-transition slots redrawn
     until every draw is a transition."""
-    idxs = tf.random_uniform((batch_size,), 0, filled, dtype=tf.int32)
+    idxs = random_uniform_int((batch_size,), filled)
 
     def redraw(i):
-        fresh = tf.random_uniform((batch_size,), 0, filled, dtype=tf.int32)
+        fresh = random_uniform_int((batch_size,), filled)
         return tf.where(tf.gather(valid_var, i), i, fresh)
 
     return tf.while_loop(lambda i: tf.logical_not(tf.reduce_all(tf.gather(valid_var, i))),

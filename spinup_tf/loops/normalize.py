@@ -76,18 +76,21 @@ class Normalization:
 class NormalizedEnv(gym.Wrapper):
     """``env`` seen through :class:`Normalization` ``stats``; ``update``: this env's steps
     update them (the training env), else they are only read (a test env, which then also
-    leaves rewards alone)."""
+    leaves rewards alone). ``frozen`` (set while a resume replays an episode, see
+    ``spinup_tf.loops.episode_replay``): the statistics are only read, but the discounted
+    return still follows the steps."""
 
     def __init__(self, env, stats, gamma=0.99, update=True):
         super().__init__(env)
         self.stats, self.gamma, self.update = stats, gamma, update
         self.discounted = 0.0
+        self.frozen = False
 
     def _obs(self, o):
         rms = self.stats.obs
         if rms is None:
             return o
-        if self.update:
+        if self.update and not self.frozen:
             rms.update(o)
         return normalize_obs(o, rms.mean, rms.var)
 
@@ -102,7 +105,8 @@ class NormalizedEnv(gym.Wrapper):
         if rms is not None and self.update:
             info = dict(info, raw_reward=r)
             self.discounted = self.gamma * self.discounted + r
-            rms.update(self.discounted)
+            if not self.frozen:
+                rms.update(self.discounted)
             r = float(np.clip(r / np.sqrt(rms.var + EPS), -CLIP, CLIP))
             if terminated or truncated:
                 self.discounted = 0.0

@@ -22,7 +22,8 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf
-from spinup_tf.utils.envs import seed_env, flat_obs_dim, box_action_bounds
+from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds
+from spinup_tf.loops.episode_replay import EpisodeRecorder
 from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
@@ -229,6 +230,29 @@ class NoisyPolicy:
         self.noise.reset()
 
 
+def noise_state(noise):
+    """JSON-able process state of an exploration noise (its array, number and None
+    attributes; ``{}`` for none): what lets a resumed run continue OU's ``x``."""
+    if noise is None:
+        return {}
+    out = {}
+    for k, v in vars(noise).items():
+        if isinstance(v, np.ndarray):
+            out[k] = {'array': v.tolist(), 'dtype': v.dtype.str}
+        elif v is None or isinstance(v, (bool, int, float, np.integer, np.floating)):
+            out[k] = {'value': v.item() if isinstance(v, np.generic) else v}
+    return out
+
+
+def load_noise_state(noise, state):
+    """Put :func:`noise_state`'s ``state`` back into ``noise``."""
+    if noise is None or not state:
+        return
+    for k, v in state.items():
+        setattr(noise, k, np.asarray(v['array'], dtype=np.dtype(v['dtype']))
+                if 'array' in v else v['value'])
+
+
 class PlainUpdates:
     """The plain engine: every ``train`` call of ``update`` is one ``sess.run``, fed with a
     numpy batch, as in Spinning Up's loop.
@@ -310,10 +334,17 @@ class Loop:
         self.save_best = getattr(agent, 'save_best', None)
         self.checkpointer = Checkpointer(self.logger, [self.env, self.test_env], replay_buffer)
         self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
+        self.episode = EpisodeRecorder(env)  # how to rebuild the open episode on resume
 
     def run(self):
         run_loop(self._loop, self.logger, self.checkpointer, self.state, self.save,
-                 [self.env, self.test_env])
+                 [self.env, self.test_env], on_interrupt=self.resumable_state)
+
+    def resumable_state(self):
+        """What a checkpoint holds besides ``state``: the open episode and the exploration
+        noise's process state (OU's ``x``, coloured noise's buffer)."""
+        return dict(episode=self.episode.state_dict(),
+                    noise=noise_state(getattr(self.explore, 'noise', None)))
 
     def test_agent(self):
         p = self.p
@@ -346,7 +377,8 @@ class Loop:
         self.state['epoch'] = epoch
         if saving:
             self.checkpointer.save(dict(self.state, elapsed=self.state['elapsed']
-                                        + time.time() - self.start_time))
+                                        + time.time() - self.start_time,
+                                        **self.resumable_state()))
 
     def _loop(self):
         p, logger, env, replay_buffer = self.p, self.logger, self.env, self.replay_buffer
@@ -363,14 +395,19 @@ class Loop:
             # Killed between an epoch's last step and its log row: finish that epoch first.
             if t0 % p.steps_per_epoch == 0 and self.state['epoch'] < t0 // p.steps_per_epoch:
                 self.end_epoch(t0 // p.steps_per_epoch, t0 - 1)
-            o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
+            if self.state.get('episode'):  # the open episode, where it was
+                o, ep_ret, ep_len = self.episode.replay(self.state['episode'])
+                load_noise_state(getattr(self.explore, 'noise', None), self.state.get('noise'))
+            else:
+                o, ep_ret, ep_len = self.episode.reset(), 0.0, 0
+                reset_exploration()
         else:
             t0 = 0
-            o = seed_env(env, p.seed)
+            o = self.episode.seed(p.seed)
             if self.options.test_at_start:  # the udemy seed evaluates the untrained policy
                 self.end_epoch(0, -1)
-        reset_exploration()
-        ep_ret, ep_len = 0.0, 0
+            reset_exploration()
+            ep_ret, ep_len = 0.0, 0
         progress = Progress(logger, p.steps_per_epoch, total_steps, start=t0)  # live line
 
         for t in range(t0, total_steps):
@@ -382,7 +419,7 @@ class Loop:
             else:
                 a = self.random_action()
 
-            o2, r, terminated, truncated, info = env.step(a)
+            o2, r, terminated, truncated, info = self.episode.step(a)
             ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
             ep_len += 1
             # Hitting the time horizon (the env's TimeLimit or our max_ep_len) is a truncation,
@@ -404,7 +441,7 @@ class Loop:
                 if self.options.update_at_episode_end and replay_buffer.size >= p.update_after:
                     self.run_updates(ep_len)
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
-                o, _ = env.reset()
+                o = self.episode.reset()
                 reset_exploration()
                 ep_ret, ep_len = 0.0, 0
 

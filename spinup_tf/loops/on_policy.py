@@ -37,9 +37,10 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space
-from spinup_tf.utils.envs import seed_env, flat_obs_dim, check_discrete_or_box
+from spinup_tf.utils.envs import flat_obs_dim, check_discrete_or_box
 from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
 from spinup_tf.utils.signals import check_stop
+from spinup_tf.loops.episode_replay import EpisodeRecorder
 from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
 from spinup_tf.loops.evaluation import (run_test_episodes, keep_best, save_best,
@@ -215,10 +216,10 @@ def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
         batch['info'] = outputs[4]
 
     def ac(batch):
-        n_vars = len(tf.global_variables())
+        n_vars = len(tf.trainable_variables())  # (a random op's counter is not trained)
         with tf.variable_scope(tf.get_variable_scope(), reuse=True):
             out = actor_critic(batch['x'], batch['a'], **ac_kwargs)
-        if len(tf.global_variables()) != n_vars:  # the losses would train another copy
+        if len(tf.trainable_variables()) != n_vars:  # the losses would train another copy
             raise ValueError('the actor_critic made new variables when called again on a '
                              'batch: create them with tf.get_variable (as tf1.dense does) '
                              'so that a second call reuses them')
@@ -400,13 +401,14 @@ class _Loop:
         self.checkpointer = Checkpointer(self.logger, [self.env] + ([self.test_env] if
                                                                     self.test_env else []), buf)
         self.state = dict(t=0, epoch=0, elapsed=0.0, o=None)
+        self.episode = EpisodeRecorder(self.env)  # how to rebuild the open episode on resume
 
     def run(self):
         def cut_open_trajectory():
             # The open trajectory is cut here: close it with V(s_T), as at an epoch boundary.
             if self.buf.path_start_idx < self.buf.ptr and self.state['o'] is not None:
                 self.buf.finish_path(self.value(self.state['o']))
-            return dict(o=None)
+            return dict(o=None, episode=None)  # the resumed run starts a fresh episode
         run_loop(self._loop, self.logger, self.checkpointer, self.state,
                  lambda epoch: self.logger.save_state({'epoch': epoch}),
                  [self.env, self.sess], on_interrupt=cut_open_trajectory)
@@ -425,10 +427,13 @@ class _Loop:
                 # Interrupted inside the update, after the buffer was handed over: collect
                 # the epoch again rather than train on nothing.
                 state['t'] = buf.ptr
-            o, _ = env.reset()  # a fresh episode; the env's RNG state was restored
-        else:
-            o = seed_env(env, p.seed)
         ep_ret, ep_len = 0.0, 0
+        if logger.resume and state.get('episode'):
+            o, ep_ret, ep_len = self.episode.replay(state['episode'])  # where it was
+        elif logger.resume:
+            o = self.episode.reset()  # a fresh episode; the env's RNG state was restored
+        else:
+            o = self.episode.seed(p.seed)
         quirks = self.options
         r_stored = 0.0  # with reward_lag: the reward the next store records
 
@@ -442,7 +447,7 @@ class _Loop:
                 a, v_t, logp_t, info_t = self.step(o)
                 # A Box action is clipped for the env but stored as sampled, so that its
                 # log-likelihood is the policy's.
-                o2, r, terminated, truncated, info = env.step(
+                o2, r, terminated, truncated, info = self.episode.step(
                     np.clip(a, space.low, space.high) if clip else a)
                 ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
                 ep_len += 1
@@ -476,7 +481,7 @@ class _Loop:
                     if terminated or truncated:
                         # only save EpRet / EpLen if the episode really ended
                         logger.store(EpRet=ep_ret, EpLen=ep_len)
-                    o, _ = env.reset()
+                    o = self.episode.reset()
                     state['o'] = None
                     ep_ret, ep_len, r_stored = 0.0, 0, 0.0
 
@@ -509,6 +514,7 @@ class _Loop:
             logger.dump_tabular()
             state.update(epoch=epoch, t=0)
             if saving:
-                self.checkpointer.save(dict(state, o=None, elapsed=state['elapsed']
+                self.checkpointer.save(dict(state, o=None, episode=self.episode.state_dict(),
+                                            elapsed=state['elapsed']
                                             + time.time() - start_time))
         progress.finish()

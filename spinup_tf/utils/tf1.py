@@ -145,6 +145,50 @@ def _layer_name(i):
 
 
 # --------------------------------------------------------------------------------------------
+# Random draws that a checkpoint can continue
+# --------------------------------------------------------------------------------------------
+RANDOM_COUNTERS = 'spinup_tf_random_counters'
+
+
+def draw_seed():
+    """``(2,)`` int64 seed of one in-graph random draw: ``[site, n]``.
+
+    TensorFlow's stateful random ops keep their stream inside the kernel, so a run restored
+    from a checkpoint would draw a fresh stream. Instead every call site of a random op
+    (``random_normal`` etc. below) gets its own counter variable ``random_counters/site<i>``
+    (a global variable, so the checkpoint keeps it), incremented each time the op runs, and
+    draws with ``tf.random.stateless_*`` seeded by ``[key, counter]``, where ``key`` mixes
+    the graph seed (``tf.set_random_seed``) and the site's index ``i``. Same graph, same
+    seed, same counters: the same numbers, before and after a resume.
+    """
+    graph = tf.get_default_graph()
+    site = len(graph.get_collection(RANDOM_COUNTERS))
+    with tf.init_scope(), tf.name_scope('random_counters/'):  # outside loops and scopes
+        counter = tf.Variable(np.int64(0), trainable=False, name='site%d' % site)
+    graph.add_to_collection(RANDOM_COUNTERS, counter)
+    key = ((graph.seed or 0) * 1000003 + site) % (2 ** 62)
+    return tf.stack([tf.constant(key, tf.int64), tf.assign_add(counter, np.int64(1))])
+
+
+def random_normal(shape, stddev=1.0):
+    """``tf.random_normal(shape, stddev=stddev)`` drawn from a checkpointed stream."""
+    return stddev * tf.random.stateless_normal(shape, seed=draw_seed())
+
+
+def random_uniform_int(shape, maxval):
+    """Integers uniform on ``[0, maxval)`` (``maxval`` a scalar int32 tensor), as
+    ``tf.random_uniform(shape, 0, maxval, dtype=tf.int32)``, from a checkpointed stream."""
+    return tf.random.stateless_uniform(shape, seed=draw_seed(), minval=0, maxval=maxval,
+                                       dtype=tf.int32)
+
+
+def random_categorical(logits):
+    """One sample per row of ``logits`` ``(batch, n)``: ``(batch,)`` int64, as
+    ``tf.squeeze(tf.random.categorical(logits, 1), 1)``, from a checkpointed stream."""
+    return tf.squeeze(tf.random.stateless_categorical(logits, 1, seed=draw_seed()), axis=1)
+
+
+# --------------------------------------------------------------------------------------------
 # Variables
 # --------------------------------------------------------------------------------------------
 def get_vars(scope, collection=tf.GraphKeys.GLOBAL_VARIABLES):
