@@ -10,29 +10,92 @@ A checkpoint lives in ``DIR/checkpoint/`` and holds
 * ``arrays.npz`` (compressed) — the experience buffer (for off-policy runs the filled part
   of the replay buffer) and the diagnostics already stored in the current epoch.
 
-It is written to ``checkpoint.tmp/`` and renamed into place, so a crash while saving leaves
-the previous checkpoint intact. Nothing is pickled.
+**Crash safety.** A save writes ``checkpoint.tmp/`` completely (``state.json`` last, by
+rename, so its presence marks a complete copy; every file is flushed to disk), then moves the
+old copy to ``checkpoint.old/``, renames ``checkpoint.tmp/`` into place and deletes the old
+one. Whatever instant a crash (or ``kill -9``, or a full disk) hits, one complete copy is
+left: ``checkpoint/`` if it is complete, else the complete ``checkpoint.tmp/`` (newer), else
+``checkpoint.old/``; :func:`recover` renames it back into place before a resume reads it.
+Nothing is pickled.
 
-A resumed run starts a fresh episode (an env's internal physics state is not portable), and
-TensorFlow's in-graph random ops restart their streams, so it is not bit-identical to an
-uninterrupted run; it has the same epochs, each exactly once, in one progress.txt.
+**Exact resume.** A resumed run repeats the uninterrupted one: the in-graph random draws
+come from counters in the checkpointed variables (``spinup_tf.utils.tf1.draw_seed``), and the
+loops rebuild the open episode by replaying its reset and actions
+(``spinup_tf.loops.episode_replay``), so progress.txt is the same apart from ``Time``.
 """
 import json
 import os
 import os.path as osp
 import shutil
+import zipfile
 
 import numpy as np
+
+from spinup_tf.utils.errors import UserInputError
 
 CHECKPOINT_DIR = 'checkpoint'
 
 
-class CheckpointError(ValueError):
-    """A checkpoint is missing, incomplete or does not fit the run."""
+class CheckpointError(UserInputError):
+    """A checkpoint is missing, incomplete or does not fit the run (one ``error:`` line)."""
+
+
+STATE_FILE = 'state.json'   # written last: a folder with it is a complete checkpoint
+_fault = {'hook': None}     # tests: called with each file operation's name before it runs
+
+
+def _op(name):
+    if _fault['hook'] is not None:
+        _fault['hook'](name)
+
+
+def _complete(path):
+    return osp.isfile(osp.join(path, STATE_FILE))
+
+
+def _copies(output_dir):
+    base = osp.join(output_dir, CHECKPOINT_DIR)
+    return base, base + '.tmp', base + '.old'
 
 
 def has_checkpoint(output_dir):
-    return osp.exists(osp.join(output_dir, CHECKPOINT_DIR, 'state.json'))
+    """True when a complete copy exists (in place, or left by a save that crashed)."""
+    return any(_complete(p) for p in _copies(output_dir))
+
+
+def recover(output_dir):
+    """Put the newest complete copy at ``checkpoint/`` and delete the others (after a save
+    that crashed half way). Call it only while holding the run folder."""
+    path, tmp, old = _copies(output_dir)
+    if not _complete(path):
+        for candidate in (tmp, old):
+            if _complete(candidate):
+                if osp.exists(path):
+                    shutil.rmtree(path)
+                os.replace(candidate, path)
+                break
+    for leftover in (tmp, old):
+        if osp.exists(leftover):
+            shutil.rmtree(leftover)
+
+
+def _fsync_tree(path):
+    """Flush every file under ``path``, and the folder itself, to disk."""
+    for name in os.listdir(path):
+        fd = os.open(osp.join(path, name), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    _fsync_dir(path)
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _np_rng_state_to_json():
@@ -96,12 +159,13 @@ class Checkpointer:
 
     def save(self, counters):
         """Write a checkpoint with the loop's ``counters`` (a JSON-able dict)."""
-        tmp, old = self.path + '.tmp', self.path + '.old'
-        for p in (tmp, old):
-            if osp.exists(p):
-                shutil.rmtree(p)
+        path, tmp, old = _copies(self.logger.output_dir)
+        _op('recover')
+        recover(self.logger.output_dir)  # at most one complete copy, at ``path``
+        _op('makedirs')
         os.makedirs(tmp)
         if self.logger.tf_saver is not None:
+            _op('variables')
             self.logger.tf_saver.save(self.logger.session, osp.join(tmp, 'variables'),
                                       write_meta_graph=False, write_state=False)
         arrays = {}
@@ -110,18 +174,29 @@ class Checkpointer:
         for key, values in self.logger.epoch_dict.items():
             if values:
                 arrays['epoch_dict/' + key] = np.concatenate([np.ravel(v) for v in values])
+        _op('arrays')
         np.savez_compressed(osp.join(tmp, 'arrays.npz'), **arrays)
         state = dict(counters=counters, numpy_rng=_np_rng_state_to_json(),
                      env_rngs=_env_rng_states(self.envs))
         if self.logger.model_extras:  # e.g. --normalize_obs's running statistics
             state['model_extras'] = {k: v.state_dict()
                                      for k, v in self.logger.model_extras.items()}
-        with open(osp.join(tmp, 'state.json'), 'w') as f:
+        _op('state')
+        with open(osp.join(tmp, STATE_FILE + '.part'), 'w') as f:
             json.dump(state, f)
-        if osp.exists(self.path):
-            os.replace(self.path, old)
-        os.replace(tmp, self.path)
+        _op('fsync')
+        _fsync_tree(tmp)
+        _op('complete')
+        os.replace(osp.join(tmp, STATE_FILE + '.part'), osp.join(tmp, STATE_FILE))
+        _fsync_dir(tmp)
+        if osp.exists(path):
+            _op('set aside')
+            os.replace(path, old)
+        _op('into place')
+        os.replace(tmp, path)
+        _fsync_dir(self.logger.output_dir)
         if osp.exists(old):
+            _op('delete old')
             shutil.rmtree(old)
 
     def restore(self):
@@ -132,8 +207,9 @@ class Checkpointer:
         if not has_checkpoint(self.logger.output_dir):
             raise CheckpointError('no checkpoint in %s (runs save one every save_freq epochs)'
                                   % self.logger.output_dir)
+        recover(self.logger.output_dir)
         try:
-            with open(osp.join(self.path, 'state.json')) as f:
+            with open(osp.join(self.path, STATE_FILE)) as f:
                 state = json.load(f)
             counters = state['counters']
             if self.logger.tf_saver is not None:
@@ -141,12 +217,20 @@ class Checkpointer:
                                              osp.join(self.path, 'variables'))
             with np.load(osp.join(self.path, 'arrays.npz'), allow_pickle=False) as data:
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError, KeyError) as e:
-            raise CheckpointError('the checkpoint in %s is unreadable (%s: %s)'
-                                  % (self.path, type(e).__name__, str(e).splitlines()[0]
-                                     if str(e) else '')) from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+            raise CheckpointError('the checkpoint in %s is unreadable, truncated or corrupt '
+                                  '(%s: %s)' % (self.path, type(e).__name__,
+                                                str(e).splitlines()[0] if str(e) else '')
+                                  ) from None
         except Exception as e:  # TF raises its own error types for broken variable files
-            raise CheckpointError('the checkpoint in %s does not fit this run (%s)'
+            from spinup_tf.utils.tf1 import tf
+            broken = (tf.errors.DataLossError, tf.errors.OutOfRangeError)
+            if isinstance(e, broken) or 'truncated' in str(e) or 'corrupt' in str(e).lower():
+                raise CheckpointError('the checkpoint\'s variables in %s are truncated or '
+                                      'corrupt (%s); it cannot be resumed'
+                                      % (self.path, type(e).__name__)) from None
+            raise CheckpointError('the checkpoint in %s does not fit this run (%s: its '
+                                  'variables differ from the graph this config builds)'
                                   % (self.path, type(e).__name__)) from None
         _np_rng_state_from_json(state['numpy_rng'])
         _set_env_rng_states(self.envs, state['env_rngs'])
