@@ -112,3 +112,76 @@ def test_resume_errors_are_clear(tmp_path):
     res = run_cli('resume', tmp_path / 'r')
     assert res.returncode == 2 and 'no checkpoint' in res.stderr
     assert 'Traceback' not in res.stderr
+
+
+EXACT = {
+    'td3': ['--env', 'Pendulum-v1', '--start_steps', '100', '--update_after', '100',
+            '--num_test_episodes', '2', '--max_ep_len', '70'],
+    'sac': ['--env', 'Pendulum-v1', '--start_steps', '100', '--update_after', '100',
+            '--num_test_episodes', '2', '--max_ep_len', '70'],
+    'ppo': ['--env', 'CartPole-v1', '--train_pi_iters', '5', '--train_v_iters', '5'],
+}
+
+
+@pytest.mark.parametrize('algo', sorted(EXACT))
+def test_kill_9_then_resume_repeats_the_uninterrupted_run_exactly(tmp_path, algo):
+    """A run killed with kill -9 inside epoch 3 and resumed writes the same progress.txt
+    (every column but Time) as the same command run without a break. Off-policy episodes are
+    70 steps and epochs 300, so the checkpoint of epoch 2 falls inside an episode (the resume
+    replays it)."""
+    args = [algo, *EXACT[algo], '--epochs', '4', '--steps_per_epoch', '300', '--hid', '[16]',
+            '--seed', '7', '--save_freq', '1']
+    whole = tmp_path / 'whole' / 'x' / 'x_s7'
+    res = run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole')
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = tmp_path / 'cut' / 'x' / 'x_s7'
+    proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
+                       rows=2, steps=120, stderr_path=tmp_path / 'stderr.txt')
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    proc.stdin.close()
+    res = run_cli('resume', run)
+    assert res.returncode == 0, res.stderr[-2000:]
+    a, b = _rows(whole), _rows(run)
+    assert len(a) == len(b) == 4
+    for ra, rb in zip(a, b):
+        ra.pop('Time'), rb.pop('Time')
+        assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}
+
+
+def test_ctrl_c_in_a_test_phase_stops_at_the_next_step_and_drops_its_episodes(tmp_path):
+    """SIGINT while held in the 60th step of epoch 1's test phase (5 test episodes of 100
+    steps after 300 training steps): the run stops at the next step, not after the phase;
+    the checkpoint holds no test episodes, and the resumed run's progress.txt is the
+    uninterrupted one's (every column but Time)."""
+    args = ['td3', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
+            '--start_steps', '100', '--update_after', '100', '--num_test_episodes', '5',
+            '--max_ep_len', '100', '--hid', '[16]', '--seed', '3']
+    whole = tmp_path / 'whole' / 'x' / 'x_s3'
+    assert run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole').returncode == 0
+    run = tmp_path / 'cut' / 'x' / 'x_s3'
+    proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
+                       rows=0, steps=360, stderr_path=tmp_path / 'stderr.txt')
+    proc.send_signal(signal.SIGINT)
+    proc.stdin.close()
+    proc.stdout.read()
+    proc.wait()
+    proc.stdout.close()
+    err = (tmp_path / 'stderr.txt').read_text()
+    assert proc.returncode == 130, err[-2000:]
+    assert 'Traceback' not in err
+    # Stopped in epoch 1, and says so truly.
+    assert 'no epoch had finished, so there is no progress row yet' in err
+    assert 'python run.py resume %s' % run in err
+    assert not (run / 'progress.txt').exists()
+    import numpy as np
+    with np.load(run / 'checkpoint' / 'arrays.npz') as arrays:
+        assert not [k for k in arrays.files if 'TestEp' in k]
+    res = run_cli('resume', run)
+    assert res.returncode == 0, res.stderr[-2000:]
+    a, b = _rows(whole), _rows(run)
+    assert len(a) == len(b) == 2
+    for ra, rb in zip(a, b):
+        ra.pop('Time'), rb.pop('Time')
+        assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}

@@ -65,3 +65,48 @@ def check_ranges(config):
     for name, r in RANGES.items():
         if name in config and config[name] is not None and not in_range(config[name], r):
             raise UserInputError('--%s must be %s, got %r' % (name, describe(r), config[name]))
+
+
+def check_ac_kwargs(actor_critic, ac_kwargs, set_by_run=('x', 'a', 'action_space')):
+    """``UserInputError`` unless ``ac_kwargs`` is a dict of keyword arguments that
+    ``actor_critic`` takes, with ``hidden_sizes`` a list of positive integers and the
+    activations functions (or their names, or None). ``set_by_run``: the arguments the
+    algorithm passes itself."""
+    import inspect
+    from spinup_tf.utils.flags import ACTIVATIONS
+    if ac_kwargs is None:
+        return
+    example = '"{\'hidden_sizes\': [64, 64]}"'
+    if not isinstance(ac_kwargs, dict):
+        raise UserInputError('--ac_kwargs must be a dict such as %s, got %r'
+                             % (example, ac_kwargs))
+    try:
+        sig = inspect.signature(actor_critic)
+    except (TypeError, ValueError):
+        return  # a callable without a signature: nothing to check against
+    params = sig.parameters.values()
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
+    known = [p.name for p in params if p.name not in set_by_run
+             and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    name = getattr(actor_critic, '__name__', 'the actor_critic')
+    for key, value in ac_kwargs.items():
+        if key in set_by_run:
+            raise UserInputError('--ac_kwargs: %r is set by the algorithm, not by you' % key)
+        if key not in known and not takes_any:
+            raise UserInputError('--ac_kwargs: unknown key %r; %s takes %s'
+                                 % (key, name, ', '.join(known) or 'none'))
+    if 'hidden_sizes' in ac_kwargs:
+        hs = ac_kwargs['hidden_sizes']
+        if not isinstance(hs, (list, tuple)) or not all(
+                isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hs):
+            raise UserInputError('--ac_kwargs: hidden_sizes must be a list of positive '
+                                 'integers such as [64, 64], got %r' % (hs,))
+    for key in ('activation', 'output_activation'):
+        value = ac_kwargs.get(key)
+        if isinstance(value, str):
+            if value not in ACTIVATIONS:
+                raise UserInputError('--ac_kwargs: unknown %s %r; choose from %s'
+                                     % (key, value, ', '.join(sorted(ACTIVATIONS))))
+        elif value is not None and not callable(value):
+            raise UserInputError('--ac_kwargs: %s must be an activation function or its '
+                                 'name, got %r' % (key, value))

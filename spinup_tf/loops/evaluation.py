@@ -11,6 +11,7 @@ categorical one. After the test episodes of an epoch, the model is also saved to
 import numpy as np
 
 from spinup_tf.utils.envs import seed_env
+from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.tf1 import tf
 
 BEST_SUFFIX = '_best'
@@ -20,7 +21,28 @@ TEST_SEED_OFFSET = 10000
 def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
     """``n`` episodes of ``act(o)`` on ``test_env``, each stored as ``TestEpRet`` and
     ``TestEpLen``. The first reset of the run (``state['test_seeded']`` False) seeds the env
-    with ``seed + 10000``; later ones continue its RNG."""
+    with ``seed + 10000``; later ones continue its RNG.
+
+    Ctrl-C / SIGTERM stop it at the next env step (``check_stop``). The phase is then undone
+    before the interrupt goes on: the episodes it stored are dropped and the test env's RNG
+    put back, so the checkpoint written next holds no partial test statistics and a resumed
+    run tests that epoch again from the same start."""
+    stored = {k: len(logger.epoch_dict.get(k, [])) for k in ('TestEpRet', 'TestEpLen')}
+    seeded = state.get('test_seeded')
+    rng = test_env.unwrapped.np_random.bit_generator.state if seeded else None
+    try:
+        _test_episodes(test_env, act, n, max_ep_len, seed, state, logger)
+    except KeyboardInterrupt:
+        for k, count in stored.items():
+            if k in logger.epoch_dict:
+                del logger.epoch_dict[k][count:]
+        state['test_seeded'] = seeded
+        if rng is not None:
+            test_env.unwrapped.np_random.bit_generator.state = rng
+        raise
+
+
+def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
     for _ in range(n):
         if not state.get('test_seeded'):
             o = seed_env(test_env, seed + TEST_SEED_OFFSET)
@@ -29,6 +51,7 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
             o, _ = test_env.reset()
         ep_ret, ep_len, done = 0.0, 0, False
         while not done:
+            check_stop()  # Ctrl-C / SIGTERM: at the next step, also in a long test phase
             # Take deterministic actions at test time (no noise).
             o, r, terminated, truncated, _ = test_env.step(act(o))
             ep_ret += r

@@ -12,7 +12,7 @@ import numpy as np
 
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import env_id_of
-from spinup_tf.algos.ranges import check_ranges
+from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
@@ -56,6 +56,8 @@ class Setup:
 
     def __init__(self, algo, env_fn, config, check, n_envs=1, tensorboard=False):
         check_ranges(config)  # every hyperparameter in its declared range, before anything
+        if config.get('actor_critic') is not None:
+            check_ac_kwargs(config['actor_critic'], config.get('ac_kwargs'))
         self.envs = [env_fn() for _ in range(n_envs)]
         try:
             check(self.envs[0])
@@ -71,8 +73,11 @@ class Setup:
                 raise
         self.logger = EpochLogger(**logger_kwargs)
         self.envs = normalize_envs(self.envs, config, self.logger)  # --normalize_obs/_rew
-        if not self.logger.resume:  # a resumed run keeps the config it started with
-            self.logger.save_config(dict(config, algo=algo, env_id=env_id_of(self.envs[0])))
+        # config.json is written once the graph is built (start_session): a run that fails
+        # before that (a broken actor_critic, say) leaves no sign of a run in its folder, so
+        # running the corrected command again is not refused. A resumed run keeps its own.
+        self._config = None if self.logger.resume else dict(config, algo=algo,
+                                                              env_id=env_id_of(self.envs[0]))
         self.seed = config.get('seed', 0)
         self.graph = tf.Graph()
         with self.graph.as_default():
@@ -102,6 +107,8 @@ class Setup:
             sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
             for op in init_ops:
                 sess.run(op)
+            if self._config is not None:  # the graph is built and runs: now it is a run
+                self.logger.save_config(self._config)
             self.logger.setup_tf_saver(sess, inputs=inputs, outputs=outputs)
         self.graph.finalize()
         self.session = sess
@@ -123,12 +130,13 @@ def run_loop(loop, logger, checkpointer, state, save, closers, on_interrupt=None
     started = time.time()
     try:
         loop()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         logger.log('Interrupted: saving the model and a checkpoint before exiting.', 'yellow')
         save(None)
         extra = on_interrupt() if on_interrupt is not None else {}
         checkpointer.save(dict(state, elapsed=state['elapsed'] + time.time() - started,
                                **extra))
+        e.run_folder, e.epochs_logged = logger.output_dir, state.get('epoch', 0)  # for the CLI
         raise
     finally:
         logger.close()

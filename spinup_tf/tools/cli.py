@@ -21,7 +21,7 @@ import sys
 from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, option_help, \
     parameters
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.algos.ranges import check_ranges
+from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
@@ -62,14 +62,25 @@ def main(argv=None):
     except FloatingPointError as e:
         print('error: %s' % e, file=sys.stderr)
         return 1
-    except Terminated:
-        print('terminated: the progress file is complete up to the last epoch and the model '
-              'was saved', file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print('interrupted: the progress file is complete up to the last epoch and the model '
-              'was saved', file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Terminated (SIGTERM) too
+        print(interrupt_message(e), file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+
+
+def interrupt_message(e):
+    """What a stopped run left, said truly: ``run_loop`` tags the interrupt with the run
+    folder and the epochs logged; an untagged one came before training (or in a grid, whose
+    workers report their own runs)."""
+    word = 'terminated' if isinstance(e, Terminated) else 'interrupted'
+    folder = getattr(e, 'run_folder', None)
+    if folder is None:
+        return '%s before training started (or in a grid: see each run above)' % word
+    done = getattr(e, 'epochs_logged', 0)
+    rows = ('progress.txt holds epochs 1-%d' % done if done > 1 else
+            'progress.txt holds epoch 1' if done == 1 else
+            'no epoch had finished, so there is no progress row yet')
+    return ('%s: %s; the model and a checkpoint were saved: continue with '
+            'python run.py resume %s' % (word, rows, folder))
 
 
 def _raise_terminated(signum, frame):
@@ -122,6 +133,13 @@ def _dispatch(argv):
     except RayStartError as e:
         raise UserInputError(str(e)) from None
     return 0 if all(r.ok for r in results) else 1
+
+
+def _default_actor_critic(name):
+    """The algorithm's default ``actor_critic`` function (imports TensorFlow)."""
+    import inspect
+    param = inspect.signature(get_algo(name)).parameters.get('actor_critic')
+    return param.default if param is not None else None
 
 
 def algo_help(name):
@@ -349,6 +367,8 @@ def build_runs(name, tokens):
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             _check_activation(ac_kwargs['activation'])
         check_ranges(e.kwargs)  # every variant, before the first one starts
+        check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
+                        e.kwargs.get('ac_kwargs'))
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
             raise UserInputError('%s already holds results; choose another --exp_name, add '
                                  '--datestamp, or pass --overwrite' % e.output_dir)
@@ -412,6 +432,8 @@ def _make_env_with(env_id, env_kwargs):
     ``UserInputError``."""
     try:
         return make_env(env_id, **env_kwargs)
+    except UserInputError:
+        raise
     except (TypeError, ValueError, AssertionError) as e:
         raise UserInputError('--env_kwargs %r: %s does not accept them (%s)'
                              % (env_kwargs, env_id, str(e).splitlines()[0] if str(e) else

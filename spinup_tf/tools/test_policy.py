@@ -124,6 +124,9 @@ def main(argv=None):
         raise UserInputError('--best and --itr choose different models: give one')
     if args.episodes <= 0:
         raise UserInputError('--episodes must be positive')
+    if args.len < 0:
+        raise UserInputError('--len must be 0 (the env\'s own limit) or a positive number of '
+                             'steps, got %d' % args.len)
     if not osp.isdir(args.fpath):
         raise UserInputError('no such run folder: %s' % args.fpath)
     get_action, sess = load_policy(args.fpath, args.itr, best=args.best)

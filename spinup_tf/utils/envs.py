@@ -3,6 +3,7 @@
 Every failure here is a ``UserInputError`` with a message fit to show a user as is.
 """
 import difflib
+import importlib
 
 import numpy as np
 import gymnasium as gym
@@ -59,9 +60,23 @@ def check_env_id(env_id):
     _import_env_plugins()
     if env_id in gym.registry:
         return
-    close = difflib.get_close_matches(env_id, list(gym.registry.keys()), n=3, cutoff=0.6)
+    close = [c for c in difflib.get_close_matches(env_id, list(gym.registry.keys()), n=6,
+                                                  cutoff=0.6) if _loadable(c)][:3]
     hint = ' Did you mean: %s?' % ', '.join(close) if close else ''
     raise UserInputError('unknown environment id %r.%s' % (env_id, hint))
+
+
+def _loadable(env_id):
+    """Whether the module behind ``env_id``'s entry point imports (a suggestion must be an
+    env this install can make: gymnasium's ``phys2d/...`` ids need jax)."""
+    entry = gym.registry[env_id].entry_point
+    if not isinstance(entry, str):
+        return True
+    try:
+        importlib.import_module(entry.split(':')[0])
+    except Exception:  # ImportError, or gymnasium's DependencyNotInstalled
+        return False
+    return True
 
 
 def make_env(env_id, **kwargs):
@@ -71,6 +86,10 @@ def make_env(env_id, **kwargs):
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as e:
         raise UserInputError('environment %r needs an extra package: %s' % (env_id, e)) from None
+    except ImportError as e:
+        missing = getattr(e, 'name', None) or str(e)
+        raise UserInputError('environment %r needs the Python package %r, which is not '
+                             'installed here' % (env_id, missing)) from None
 
 
 def env_id_of(env):

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from spinup_tf.utils.errors import UserInputError
+
 PROGRESS_FILE = 'progress.txt'
 CONFIG_FILE = 'config.json'
 MODEL_DIR = 'tf1_save'
@@ -307,12 +309,21 @@ class Logger:
             return
         header = complete[0].split('\t')
         if 'Epoch' not in header:
-            raise ValueError('%s has no Epoch column; cannot resume' % self.output_path)
+            raise UserInputError('%s has no Epoch column; cannot resume' % self.output_path)
         col = header.index('Epoch')
         kept = [complete[0]]
-        for line in complete[1:]:
+        for i, line in enumerate(complete[1:], start=2):
             cells = line.split('\t')
-            if len(cells) == len(header) and float(cells[col]) <= last_epoch:
+            try:
+                epoch = float(cells[col]) if len(cells) == len(header) else None
+            except ValueError:
+                epoch = None
+            if epoch is None:  # a whole line that is not a row: the file was edited or mixed
+                raise UserInputError('%s line %d is not a progress row of this run (%d cells, '
+                                     'Epoch %r); nothing was changed: fix or remove that line, '
+                                     'then resume' % (self.output_path, i, len(cells),
+                                                      cells[col] if len(cells) > col else ''))
+            if epoch <= last_epoch:
                 kept.append(line)
         _write_atomic(self.output_path, '\n'.join(kept) + '\n')
         self._append = True

@@ -1,0 +1,103 @@
+"""Bad input meets the user as one ``error:`` line, exit 2, no traceback, nothing touched:
+actor-critic arguments, envs this install cannot make, test_policy lengths, broken
+progress files and checkpoints on resume."""
+import os
+import shutil
+
+import pytest
+
+from conftest import run_cli
+
+QUICK = ['--epochs', '1', '--steps_per_epoch', '200', '--start_steps', '100',
+         '--update_after', '100', '--num_test_episodes', '1', '--max_ep_len', '100']
+
+
+def _one_error_line(res, text):
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert 'Traceback' not in res.stderr
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith('error: ') and text in lines[0], lines
+
+
+@pytest.mark.parametrize('algo,env,ac_kwargs,text', [
+    ('td3', 'Pendulum-v1', "{'foo': 1}", "unknown key 'foo'"),
+    ('sac', 'Pendulum-v1', "{'hidden_sizes': [64], 'activaton': 'relu'}", "'activaton'"),
+    ('ppo', 'CartPole-v1', "{'bar': 2}", "unknown key 'bar'"),
+    ('td3', 'Pendulum-v1', '[1, 2]', 'must be a dict'),
+    ('td3', 'Pendulum-v1', "{'hidden_sizes': 'abc'}", 'positive integers'),
+    ('ddpg', 'Pendulum-v1', "{'hidden_sizes': [0]}", 'positive integers'),
+    ('td3', 'Pendulum-v1', "{'activation': 'relux'}", "unknown activation 'relux'"),
+    ('td3', 'Pendulum-v1', "{'action_space': 1}", 'set by the algorithm'),
+])
+def test_ac_kwargs_are_checked_against_the_actor_critic(tmp_path, algo, env, ac_kwargs, text):
+    quick = QUICK if algo != 'ppo' else ['--epochs', '1', '--steps_per_epoch', '200']
+    res = run_cli(algo, '--env', env, *quick, '--data_dir', tmp_path, '--ac_kwargs', ac_kwargs)
+    _one_error_line(res, text)
+    assert not any(files for _, _, files in os.walk(tmp_path))   # nothing written
+
+
+def test_a_run_that_fails_building_its_graph_does_not_block_the_corrected_rerun(tmp_path):
+    """An actor_critic that raises while the graph is built (here a width TF refuses) leaves
+    no sign of a run, so the same folder takes the next run without --overwrite."""
+    bad = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--data_dir', tmp_path,
+                  '--exp_name', 'x', '--act', 'relu', '--hid', '[2147483647]')
+    assert bad.returncode != 0
+    good = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--data_dir', tmp_path,
+                   '--exp_name', 'x', '--hid', '[8]')
+    assert good.returncode == 0, good.stderr[-2000:]
+    assert (tmp_path / 'x' / 'x_s0' / 'progress.txt').exists()
+
+
+def test_envs_this_install_cannot_make_are_one_line_and_never_suggested(tmp_path):
+    res = run_cli('td3', '--env', 'phys2d/CartPole-v1', *QUICK, '--data_dir', tmp_path)
+    _one_error_line(res, "needs the Python package 'jax'")
+    res = run_cli('td3', '--env', 'CartPol-v1', *QUICK, '--data_dir', tmp_path)
+    _one_error_line(res, 'Did you mean: CartPole-v1')
+    assert 'phys2d' not in res.stderr
+
+
+@pytest.fixture(scope='module')
+def finished_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp('finished')
+    res = run_cli('td3', '--env', 'Pendulum-v1', *QUICK[2:], '--epochs', '2', '--data_dir', base,
+                  '--exp_name', 'r', '--hid', '[8]')
+    assert res.returncode == 0, res.stderr[-2000:]
+    return base / 'r' / 'r_s0'
+
+
+def _copy(run, tmp_path):
+    dst = tmp_path / 'copy'
+    shutil.copytree(run, dst, ignore=shutil.ignore_patterns('.lock'))
+    return dst
+
+
+def test_test_policy_refuses_a_negative_length(finished_run):
+    _one_error_line(run_cli('test_policy', finished_run, '--len', '-5', '--norender'),
+                    '--len must be 0')
+
+
+@pytest.mark.parametrize('edit', ['non-numeric epoch', 'foreign row'])
+def test_resume_refuses_a_progress_file_with_a_line_that_is_not_a_row(finished_run, tmp_path,
+                                                                       edit):
+    run = _copy(finished_run, tmp_path)
+    path = run / 'progress.txt'
+    lines = path.read_text().split('\n')
+    if edit == 'non-numeric epoch':
+        lines[1] = 'x' + lines[1][1:]
+    else:
+        lines.insert(2, 'abc\tdef')
+    path.write_text('\n'.join(lines))
+    before = path.read_text()
+    _one_error_line(run_cli('resume', run), 'is not a progress row of this run')
+    assert path.read_text() == before
+
+
+@pytest.mark.parametrize('part', ['state.json', 'variables.data', 'arrays.npz'])
+def test_resume_of_a_truncated_checkpoint_says_so(finished_run, tmp_path, part):
+    run = _copy(finished_run, tmp_path)
+    name = [f for f in os.listdir(run / 'checkpoint') if f.startswith(part)][0]
+    with open(run / 'checkpoint' / name, 'r+b') as f:
+        f.truncate(12)
+    before = (run / 'progress.txt').read_text()
+    _one_error_line(run_cli('resume', run), 'truncated or corrupt')
+    assert (run / 'progress.txt').read_text() == before
