@@ -101,3 +101,12 @@ def test_resume_of_a_truncated_checkpoint_says_so(finished_run, tmp_path, part):
     before = (run / 'progress.txt').read_text()
     _one_error_line(run_cli('resume', run), 'truncated or corrupt')
     assert (run / 'progress.txt').read_text() == before
+
+
+@pytest.mark.parametrize('seeds', [['0'], ['0', '1']])
+def test_a_file_in_the_data_dir_path_is_one_line_for_a_run_and_a_grid(tmp_path, seeds):
+    (tmp_path / 'afile').write_text('not a folder')
+    res = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--seed', *seeds,
+                  '--data_dir', tmp_path / 'afile' / 'sub')
+    _one_error_line(res, 'is a file, not a folder')
+    assert (tmp_path / 'afile').read_text() == 'not a folder'

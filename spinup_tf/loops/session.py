@@ -16,6 +16,28 @@ from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
+from spinup_tf.utils.errors import DiskFullError, disk_full_path
+
+
+def _disk_full_message(output_dir, path, state):
+    """Stop on a full disk like on Ctrl-C, but write nothing more: drop the half-written
+    copies (a save writes ``*.tmp`` first; the complete ones stay) and say what is kept."""
+    import json
+    import os
+    import os.path as osp
+    import shutil
+    for name in os.listdir(output_dir):
+        if name.endswith('.tmp'):
+            shutil.rmtree(osp.join(output_dir, name), ignore_errors=True)
+    try:
+        with open(osp.join(output_dir, 'checkpoint', 'state.json')) as f:
+            kept = 'the checkpoint of epoch %d' % json.load(f)['counters']['epoch']
+    except (OSError, ValueError, KeyError):
+        kept = 'no checkpoint yet'
+    return ('the disk is full: no space left on device while writing %s (in epoch %d); the '
+            'run stopped, keeping %s and the last saved model; free some space, then: '
+            'python run.py resume %s' % (path or 'into ' + output_dir,
+                                          state.get('epoch', 0) + 1, kept, output_dir))
 
 
 def split_config(algo, config, options, loop_parameters):
@@ -138,6 +160,11 @@ def run_loop(loop, logger, checkpointer, state, save, closers, on_interrupt=None
                                **extra))
         e.run_folder, e.epochs_logged = logger.output_dir, state.get('epoch', 0)  # for the CLI
         raise
+    except Exception as e:
+        path = disk_full_path(e)
+        if path is None:
+            raise
+        raise DiskFullError(_disk_full_message(logger.output_dir, path, state)) from None
     finally:
         logger.close()
         for closer in closers:

@@ -20,7 +20,8 @@ import sys
 
 from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, option_help, \
     parameters
-from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.errors import UserInputError, DiskFullError
+from spinup_tf.utils.run_folder import check_writable
 from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
@@ -62,6 +63,16 @@ def main(argv=None):
     except FloatingPointError as e:
         print('error: %s' % e, file=sys.stderr)
         return 1
+    except DiskFullError as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 1
+    except OSError as e:  # before or around a run: a folder that cannot be written, a full disk
+        import errno
+        what = 'no space left on device' if e.errno == errno.ENOSPC else \
+            (e.strerror or str(e)).lower()
+        print('error: cannot write %s: %s' % (e.filename or 'the run folder', what),
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt as e:  # Terminated (SIGTERM) too
         print(interrupt_message(e), file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
@@ -367,6 +378,7 @@ def build_runs(name, tokens):
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             _check_activation(ac_kwargs['activation'])
         check_ranges(e.kwargs)  # every variant, before the first one starts
+        check_writable(e.output_dir)
         check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
                         e.kwargs.get('ac_kwargs'))
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):

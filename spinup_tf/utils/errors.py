@@ -35,3 +35,24 @@ def check_finite(logger, keys, epoch):
         raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; stopping '
                              '(the last saved model and checkpoint are from before this epoch)'
                              % epoch)
+
+
+class DiskFullError(OSError):
+    """The disk filled up during a run: the run stopped as on Ctrl-C, but without writing
+    more (the last complete model and checkpoint stay). The CLI prints it as one line."""
+
+
+def disk_full_path(exc):
+    """The path being written when ``exc`` reports a full disk (``ENOSPC``, from Python or
+    from TensorFlow's file writers), else None. ``''`` when the path is unknown."""
+    import errno
+    import re
+    if isinstance(exc, DiskFullError):
+        return None
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return exc.filename or ''
+    text = str(exc)
+    if 'No space left on device' in text:
+        m = re.search(r'(/[^\s;]+?)(?:\.tempstate\d+)?;\s*No space left on device', text)
+        return m.group(1) if m else ''
+    return None

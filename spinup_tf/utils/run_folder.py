@@ -40,3 +40,29 @@ def release_run_folder(path):
     f = _held.pop(osp.abspath(path), None)
     if f is not None:
         f.close()
+
+
+def check_writable(path):
+    """``UserInputError`` unless ``path`` (a run folder, perhaps not made yet) can be
+    created and written: its nearest existing ancestor must be a writable folder. Writes
+    nothing; the grid checks every variant with it before the first one starts."""
+    import errno
+    probe = osp.abspath(path)
+    while not osp.exists(probe):
+        parent = osp.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not osp.isdir(probe):
+        raise UserInputError('cannot use run folder %s: %s is a file, not a folder'
+                             % (path, probe))
+    if not os.access(probe, os.W_OK | os.X_OK):
+        why = os.strerror(errno.EROFS) if _read_only(probe) else 'no write permission'
+        raise UserInputError('cannot use run folder %s: %s (%s)' % (path, why, probe))
+
+
+def _read_only(path):
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
