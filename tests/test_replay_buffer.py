@@ -3,7 +3,7 @@ over the held transitions; the in-graph buffer holds exactly what the numpy one 
 import numpy as np
 import pytest
 
-from spinup_tf.utils.tf1 import tf, make_session
+from spinup_tf.utils.tf1 import tf, make_session, RANDOM_COUNTERS
 from spinup_tf.loops.replay_buffer import ReplayBuffer
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer, sample_indices, gather_batch
 
@@ -85,6 +85,7 @@ def _graph_buffer(obs_dim, act_dim, size):
         idxs = sample_indices(buf.valid_var, buf.filled_ph, 5000)
         batch = gather_batch(buf, idxs, 5000)
         sess = make_session(graph)
+        sess.run(tf.variables_initializer(tf.get_collection(RANDOM_COUNTERS)))  # the sampler's
     buf.attach(sess)
     return buf, sess, idxs, batch
 
