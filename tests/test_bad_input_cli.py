@@ -19,15 +19,29 @@ def _one_error_line(res, text):
     assert len(lines) == 1 and lines[0].startswith('error: ') and text in lines[0], lines
 
 
+@pytest.mark.parametrize('ac_kwargs,text', [
+    ({'hidden_sizes': [64], 'activaton': 'relu'}, "'activaton'"),
+    ([1, 2], 'must be a dict'),
+    ({'hidden_sizes': 'abc'}, 'positive integers'),
+    ({'hidden_sizes': [0]}, 'positive integers'),
+    ({'hidden_sizes': [True]}, 'positive integers'),
+    ({'activation': 'relux'}, "unknown activation 'relux'"),
+    ({'output_activation': 3}, 'activation function or its name'),
+    ({'action_space': 1}, 'set by the algorithm'),
+])
+def test_check_ac_kwargs(ac_kwargs, text):
+    from spinup_tf.algos import core
+    from spinup_tf.algos.ranges import check_ac_kwargs
+    from spinup_tf.utils.errors import UserInputError
+    with pytest.raises(UserInputError, match=text):
+        check_ac_kwargs(core.mlp_sac_actor_critic, ac_kwargs)
+    check_ac_kwargs(core.mlp_sac_actor_critic, {'hidden_sizes': (8, 8), 'activation': 'tanh'})
+    check_ac_kwargs(lambda x, a, **kw: None, {'anything': 1})   # takes any keyword
+
+
 @pytest.mark.parametrize('algo,env,ac_kwargs,text', [
     ('td3', 'Pendulum-v1', "{'foo': 1}", "unknown key 'foo'"),
-    ('sac', 'Pendulum-v1', "{'hidden_sizes': [64], 'activaton': 'relu'}", "'activaton'"),
     ('ppo', 'CartPole-v1', "{'bar': 2}", "unknown key 'bar'"),
-    ('td3', 'Pendulum-v1', '[1, 2]', 'must be a dict'),
-    ('td3', 'Pendulum-v1', "{'hidden_sizes': 'abc'}", 'positive integers'),
-    ('ddpg', 'Pendulum-v1', "{'hidden_sizes': [0]}", 'positive integers'),
-    ('td3', 'Pendulum-v1', "{'activation': 'relux'}", "unknown activation 'relux'"),
-    ('td3', 'Pendulum-v1', "{'action_space': 1}", 'set by the algorithm'),
 ])
 def test_ac_kwargs_are_checked_against_the_actor_critic(tmp_path, algo, env, ac_kwargs, text):
     quick = QUICK if algo != 'ppo' else ['--epochs', '1', '--steps_per_epoch', '200']

@@ -40,6 +40,19 @@ def test_preset_runs_are_named_after_the_preset(tmp_path):
                    '--num_test_episodes', '0', '--data_dir', tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert os.listdir(tmp_path) == ['td3_tensorlayer_Pendulum-v1']
+    import json
+    run = tmp_path / 'td3_tensorlayer_Pendulum-v1' / 'td3_tensorlayer_Pendulum-v1_s0'
+    config = json.loads((run / 'config.json').read_text())
+    # The preset and every quirk flag it sets are recorded, and resume still reads the config.
+    assert config['preset'] == 'tensorlayer' and 'preset' not in config['logger_kwargs']
+    assert config['update_count_from'] == 1 and config['action_range'] == 1.0
+    assert config['normalize_rewards'] is True
+    plain = run_cli('td3', '--env', 'Pendulum-v1', '--epochs', '1', '--steps_per_epoch', '200',
+                    '--num_test_episodes', '0', '--data_dir', tmp_path / 'plain')
+    assert plain.returncode == 0
+    config = json.loads((tmp_path / 'plain' / 'td3_Pendulum-v1' / 'td3_Pendulum-v1_s0' /
+                         'config.json').read_text())
+    assert config['preset'] is None
 
 
 def test_plot_leaves_runs_set_aside_out(tmp_path):

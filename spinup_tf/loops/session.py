@@ -86,7 +86,8 @@ class Setup:
         except Exception:
             self.close_envs()
             raise
-        logger_kwargs = config.get('logger_kwargs') or {}
+        logger_kwargs = dict(config.get('logger_kwargs') or {})
+        preset = logger_kwargs.pop('preset', None)  # the CLI's --preset NAME, for config.json
         if logger_kwargs.get('output_dir'):  # one process per run folder, before any write
             try:
                 lock_run_folder(logger_kwargs['output_dir'])
@@ -98,8 +99,9 @@ class Setup:
         # config.json is written once the graph is built (start_session): a run that fails
         # before that (a broken actor_critic, say) leaves no sign of a run in its folder, so
         # running the corrected command again is not refused. A resumed run keeps its own.
-        self._config = None if self.logger.resume else dict(config, algo=algo,
-                                                              env_id=env_id_of(self.envs[0]))
+        self._config = None if self.logger.resume else dict(
+            config, algo=algo, env_id=env_id_of(self.envs[0]), preset=preset,
+            logger_kwargs=logger_kwargs)
         self.seed = config.get('seed', 0)
         self.graph = tf.Graph()
         with self.graph.as_default():

@@ -374,6 +374,8 @@ def build_runs(name, tokens):
         if 'ac_kwargs' in base and 'ac_kwargs' in e.kwargs:
             e.kwargs['ac_kwargs'] = dict(base['ac_kwargs'], **e.kwargs['ac_kwargs'])
         e.kwargs.update({k: v for k, v in base.items() if k not in e.kwargs})
+        if preset is not None:  # config.json records it (Setup takes it out of logger_kwargs)
+            e.kwargs['logger_kwargs'] = dict(e.kwargs['logger_kwargs'], preset=preset_name)
         ac_kwargs = e.kwargs.get('ac_kwargs')
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             _check_activation(ac_kwargs['activation'])
