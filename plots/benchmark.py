@@ -125,6 +125,11 @@ def value_at(curve, step, window=5):
     return sum(chunk) / len(chunk)
 
 
+def ratio(ours, published):
+    """``ours / published`` as text, or '–' where the published figure is not positive."""
+    return '%.2f' % (ours / published) if published > 0 else '–'
+
+
 def write_outputs(matrix, seeds, args):
     import numpy as np
     import matplotlib
@@ -172,11 +177,14 @@ def write_outputs(matrix, seeds, args):
     lines = ['# Spinning Up benchmark, reproduced', '',
              'Made by `python plots/benchmark.py --workers 2` (figures `plots/benchmark/<env>.png`). '
              'Ours: mean ± std over seeds of the last 5 epochs up to the step, on MuJoCo -v5; '
-             'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'], '',
-             '| env | algo | step | seeds | ours | Spinning Up | ratio |', '|---|---|---|---|---|---|---|']
+             'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
+             'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
+             '(a ratio to a negative return means nothing); the difference is always given.', '',
+             '| env | algo | step | seeds | ours | Spinning Up | ratio | ours − Spinning Up |',
+             '|---|---|---|---|---|---|---|---|']
     for env, algo, step, n, mean, std, su in rows:
-        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %.2f |' % (
-            env_id(env), algo, step // 1000, n, mean, std, su, mean / su if su else float('nan')))
+        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %s | %+.0f |' % (
+            env_id(env), algo, step // 1000, n, mean, std, su, ratio(mean, su), mean - su))
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))

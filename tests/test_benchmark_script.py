@@ -20,6 +20,8 @@ def test_value_at_a_checkpoint_is_the_mean_of_the_last_five_epochs_up_to_it():
     values = list(range(1, 30))
     assert bm.value_at((steps, values), 100000) == sum(range(21, 26)) / 5  # epochs 21-25
     assert bm.value_at((steps, values), 300000) is None  # not reached
+    assert bm.ratio(1500.0, 1000.0) == '1.50'
+    assert bm.ratio(-100.0, -453.0) == '–' and bm.ratio(5.0, 0.0) == '–'  # no ratio to <= 0
 
 
 def test_no_run_without_data_leaves_results_alone(tmp_path, capsys):
