@@ -90,7 +90,7 @@ def test_test_policy_refuses_a_negative_length(finished_run):
                     '--len must be 0')
 
 
-@pytest.mark.parametrize('edit', ['non-numeric epoch', 'foreign row'])
+@pytest.mark.parametrize('edit', ['non-numeric epoch'])  # a foreign row: test_reliability
 def test_resume_refuses_a_progress_file_with_a_line_that_is_not_a_row(finished_run, tmp_path,
                                                                        edit):
     run = _copy(finished_run, tmp_path)
@@ -106,7 +106,7 @@ def test_resume_refuses_a_progress_file_with_a_line_that_is_not_a_row(finished_r
     assert path.read_text() == before
 
 
-@pytest.mark.parametrize('part', ['state.json', 'variables.data', 'arrays.npz'])
+@pytest.mark.parametrize('part', ['variables.data'])  # the other files: test_checkpoint_crash
 def test_resume_of_a_truncated_checkpoint_says_so(finished_run, tmp_path, part):
     run = _copy(finished_run, tmp_path)
     name = [f for f in os.listdir(run / 'checkpoint') if f.startswith(part)][0]

@@ -114,8 +114,9 @@ def test_truncated_state_or_variables_is_one_clear_error(tmp_path):
         f.truncate(3)
     with pytest.raises(CheckpointError, match='truncated or corrupt'):
         Checkpointer(FakeLogger(tmp_path), [], Buffer(None)).restore()
-    _save(logger, 1, 1.0)
-    with open(tmp_path / 'checkpoint' / 'state.json', 'r+') as f:
-        f.truncate(10)
-    with pytest.raises(CheckpointError, match='truncated or corrupt'):
-        Checkpointer(FakeLogger(tmp_path), [], Buffer(None)).restore()
+    for name in ('state.json', 'arrays.npz'):
+        _save(logger, 1, 1.0)
+        with open(tmp_path / 'checkpoint' / name, 'r+b') as f:
+            f.truncate(10)
+        with pytest.raises(CheckpointError, match='truncated or corrupt'):
+            Checkpointer(FakeLogger(tmp_path), [], Buffer(None)).restore()

@@ -122,3 +122,19 @@ def test_truncate_progress_drops_later_and_half_written_rows(tmp_path):
     logger.log_tabular('X', 1.0)
     logger.dump_tabular()
     assert p.read_text() == 'Epoch\tX\n1\t0.5\n2\t0.7\n3\t1.0\n'
+
+
+@pytest.mark.parametrize('line', ['abc\tdef', 'x\t0.3', '2\t0.7\textra'])
+def test_truncate_progress_refuses_a_whole_line_that_is_not_a_row(tmp_path, line):
+    """A complete line that is not a row of the run (another file's, an edited one) stops the
+    resume with one error and leaves the file as it was (a half-written last line, from a
+    kill, is dropped instead: the test above)."""
+    from spinup_tf.utils.logx import EpochLogger
+    from spinup_tf.utils.errors import UserInputError
+    p = tmp_path / 'progress.txt'
+    text = 'Epoch\tX\n1\t0.5\n%s\n2\t0.7\n' % line
+    p.write_text(text)
+    logger = EpochLogger(output_dir=str(tmp_path), quiet=True, resume=True)
+    with pytest.raises(UserInputError, match='line 3 is not a progress row'):
+        logger.truncate_progress(2)
+    assert p.read_text() == text

@@ -49,11 +49,11 @@ def _start_held(args, run, rows, steps, stderr_path):
                          % (proc.returncode, open(stderr_path).read()[-2000:]))
 
 
-@pytest.mark.parametrize('algo,extra', [('td3', []), ('trpo', ['--train_v_iters', '3',
-                                                                '--save_freq', '1'])])
+@pytest.mark.parametrize('algo,extra', [('trpo', ['--train_v_iters', '3', '--save_freq', '1'])])
 def test_kill_9_then_resume_gives_each_epoch_once(tmp_path, algo, extra):
     """Killed while held in the 150th step of epoch 3 (of 300): epochs 1-2 are logged, epoch 3
-    is half done; resuming gives each of the 5 epochs exactly once."""
+    is half done; resuming gives each of the 5 epochs exactly once. (TD3, SAC and PPO: the
+    exact-resume test below, which checks every row.)"""
     args = TINY if algo == 'td3' else ['--env', 'CartPole-v1', '--epochs', '5',
                                        '--steps_per_epoch', '300', '--hid', '[16]']
     run = tmp_path / 'x' / 'x_s0'
@@ -129,7 +129,7 @@ def test_kill_9_then_resume_repeats_the_uninterrupted_run_exactly(tmp_path, algo
     (every column but Time) as the same command run without a break. Off-policy episodes are
     70 steps and epochs 300, so the checkpoint of epoch 2 falls inside an episode (the resume
     replays it)."""
-    args = [algo, *EXACT[algo], '--epochs', '4', '--steps_per_epoch', '300', '--hid', '[16]',
+    args = [algo, *EXACT[algo], '--epochs', '3', '--steps_per_epoch', '300', '--hid', '[16]',
             '--seed', '7', '--save_freq', '1']
     whole = tmp_path / 'whole' / 'x' / 'x_s7'
     res = run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole')
@@ -144,7 +144,7 @@ def test_kill_9_then_resume_repeats_the_uninterrupted_run_exactly(tmp_path, algo
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]
     a, b = _rows(whole), _rows(run)
-    assert len(a) == len(b) == 4
+    assert len(a) == len(b) == 3
     for ra, rb in zip(a, b):
         ra.pop('Time'), rb.pop('Time')
         assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}
