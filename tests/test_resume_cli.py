@@ -30,6 +30,14 @@ def _rows(run):
         return list(csv.DictReader(f, delimiter='\t'))
 
 
+def _assert_same_rows(a, b, n):
+    """``n`` rows each, equal in every column but ``Time`` (differences shown)."""
+    assert len(a) == len(b) == n
+    for ra, rb in zip(a, b):
+        ra.pop('Time'), rb.pop('Time')
+        assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}
+
+
 def _start_held(args, run, rows, steps, stderr_path):
     """Start ``run.py ARGS`` held inside the ``steps``-th env step after ``run``'s progress.txt
     has ``rows`` rows; return the process once it is there (it waits until its stdin closes).
@@ -143,11 +151,7 @@ def test_kill_9_then_resume_repeats_the_uninterrupted_run_exactly(tmp_path, algo
     proc.stdin.close()
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]
-    a, b = _rows(whole), _rows(run)
-    assert len(a) == len(b) == 3
-    for ra, rb in zip(a, b):
-        ra.pop('Time'), rb.pop('Time')
-        assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}
+    _assert_same_rows(_rows(whole), _rows(run), 3)
 
 
 def test_ctrl_c_in_a_test_phase_stops_at_the_next_step_and_drops_its_episodes(tmp_path):
@@ -180,8 +184,4 @@ def test_ctrl_c_in_a_test_phase_stops_at_the_next_step_and_drops_its_episodes(tm
         assert not [k for k in arrays.files if 'TestEp' in k]
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]
-    a, b = _rows(whole), _rows(run)
-    assert len(a) == len(b) == 2
-    for ra, rb in zip(a, b):
-        ra.pop('Time'), rb.pop('Time')
-        assert {k: (v, rb[k]) for k, v in ra.items() if rb[k] != v} == {}
+    _assert_same_rows(_rows(whole), _rows(run), 2)

@@ -37,7 +37,7 @@ class EpisodeRecorder:
 
     def __init__(self, env):
         self.env = env
-        self.start, self.actions, self.dtype = None, [], None
+        self.start, self.actions = None, []
 
     def seed(self, seed):
         """``seed_env(env, seed)``: the first reset of a run; returns its observation."""
@@ -53,13 +53,13 @@ class EpisodeRecorder:
 
     def step(self, a):
         """``env.step(a)``, remembering ``a`` (and its dtype: an env may compute in it)."""
-        a_np = np.asarray(a)
-        self.dtype = a_np.dtype.str
-        self.actions.append(a_np.tolist())
+        self.actions.append(np.asarray(a))  # (made lists only when a checkpoint is written)
         return self.env.step(a)
 
     def state_dict(self):
-        return {'start': self.start, 'actions': self.actions, 'dtype': self.dtype}
+        dtype = self.actions[0].dtype.str if self.actions else None
+        return {'start': self.start, 'actions': [a.tolist() for a in self.actions],
+                'dtype': dtype}
 
     def replay(self, state):
         """Reset and step the env as ``state`` (a ``state_dict()``) says; return the open
