@@ -188,3 +188,82 @@ def test_test_at_start_logs_the_untrained_policy_as_epoch_0(tmp_path):
     assert float(rows[0]['TotalEnvInteracts']) == 0
     assert float(rows[0]['AverageTestEpRet']) == 4.0  # one test episode of 4 steps
     assert rows[0]['AverageEpRet'] == 'nan' and float(rows[1]['AverageEpRet']) == 4.0
+
+
+class GrowingEnv(LineEnv):
+    """Episode k (from 0) terminates after k + 1 steps, so returns grow: 1, 2, 3, ..."""
+
+    def __init__(self):
+        super().__init__(terminate_at=0)
+
+    def reset(self, *, seed=None, options=None):
+        self.terminate_at += 1
+        return super().reset(seed=seed, options=options)
+
+
+def _rows(path):
+    lines = (path / 'progress.txt').read_text().splitlines()
+    header = lines[0].split('\t')
+    return [dict(zip(header, line.split('\t'))) for line in lines[1:]]
+
+
+def test_rllab_evaluates_once_after_the_last_epoch_until_eval_samples(tmp_path):
+    """eval_samples (seed 002 lines 443-455): no test episodes until the last epoch, then
+    whole episodes until they hold at least eval_samples steps: 4-step episodes, 10 samples
+    -> 3 episodes (12 steps)."""
+    logger_dir = tmp_path
+    _run(logger_dir, lambda: LineEnv(terminate_at=4), steps=8, epochs=3, eval_samples=10)
+    rows = _rows(logger_dir)
+    assert [r['AverageTestEpRet'] for r in rows[:2]] == ['nan', 'nan']
+    assert float(rows[2]['AverageTestEpRet']) == 4.0 and float(rows[2]['TestEpLen']) == 4.0
+
+
+def test_test_episodes_continue_until_min_steps():
+    from spinup_tf.loops.evaluation import run_test_episodes
+    logger = SimpleNamespace(epoch_dict={})
+    logger.store = lambda **kw: [logger.epoch_dict.setdefault(k, []).append(v)
+                                 for k, v in kw.items()]
+    env = gym.wrappers.TimeLimit(LineEnv(terminate_at=4), max_episode_steps=100)
+    run_test_episodes(env, lambda o: np.zeros(1), 1, 100, 0, {}, logger, min_steps=9,
+                      discount=0.5)
+    assert logger.epoch_dict['TestEpLen'] == [4, 4, 4]  # 12 >= 9 steps; 8 would not do
+    # rllab's discount_return: sum_t gamma^t r_t = 1 + .5 + .25 + .125
+    np.testing.assert_allclose(logger.epoch_dict['TestEpDiscRet'], [1.875] * 3)
+
+
+def test_rllab_es_statistics_cumulative_or_per_epoch(tmp_path):
+    """rllab never clears strategy_path_returns (seed 002 lines 103, 309, 495-511): with
+    cumulative_es_stats the Es columns of epoch 2 cover epoch 1's episodes too; without,
+    only epoch 2's (EpRet). AverageReturn and AverageDiscountedReturn come from the test
+    episodes."""
+    for cumulative in (False, True):
+        d = tmp_path / str(cumulative)
+        _run(d, GrowingEnv, steps=10, epochs=2, max_ep_len=1000, rllab_logging=True,
+             cumulative_es_stats=cumulative)
+        rows = _rows(d)
+        # 10 steps per epoch: episodes of 1, 2, 3, 4 steps end in epoch 1 (t = 10), then
+        # 5 (t = 15) ends in epoch 2 (the 6-step one is still open at t = 20).
+        if cumulative:
+            assert float(rows[1]['AverageEsReturn']) == np.mean([1, 2, 3, 4, 5])
+            assert float(rows[1]['MinEsReturn']) == 1 and float(rows[1]['MaxEsReturn']) == 5
+        else:
+            assert float(rows[1]['AverageEsReturn']) == 5.0 == float(rows[1]['AverageEpRet'])
+        assert float(rows[0]['AverageEsReturn']) == 2.5
+        assert rows[0]['AverageReturn'] == rows[0]['AverageTestEpRet']
+        assert 'AverageDiscountedReturn' in rows[0]
+
+
+def test_unclipped_noisy_actions_leave_the_bounds():
+    """TensorLayer seed line 235: action_range * action + noise, never clipped; the default
+    clips to the env's bounds."""
+    from spinup_tf.loops.off_policy import NoisyPolicy
+    from spinup_tf.reproductions.noise import exploration_noise
+    low, high = np.array([-2.0], np.float32), np.array([2.0], np.float32)
+    draws = {}
+    for clip in (True, False):
+        np.random.seed(0)
+        policy = NoisyPolicy(lambda o: np.ones(1), exploration_noise('gaussian', 1.0, 1),
+                             low, high, clip=clip)
+        draws[clip] = np.array([policy(None) for _ in range(200)])
+    assert draws[False].max() > 2 and draws[True].max() == 2
+    np.testing.assert_allclose(draws[True], np.clip(draws[False], low, high))

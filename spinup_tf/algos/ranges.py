@@ -31,6 +31,7 @@ RANGES = dict(
     clip_ratio=RATE, target_kl=RATE, delta=RATE, damping_coeff=SCALE,
     pi_lr=RATE, q_lr=RATE, lr=RATE, vf_lr=RATE,
     act_noise=SCALE, target_noise=SCALE, noise_clip=SCALE,
+    eval_samples=COUNT, videos=COUNT0,
 )
 
 

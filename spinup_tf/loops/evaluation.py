@@ -18,20 +18,25 @@ BEST_SUFFIX = '_best'
 TEST_SEED_OFFSET = 10000
 
 
-def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
-    """``n`` episodes of ``act(o)`` on ``test_env``, each stored as ``TestEpRet`` and
-    ``TestEpLen``. The first reset of the run (``state['test_seeded']`` False) seeds the env
-    with ``seed + 10000``; later ones continue its RNG.
+def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps=0,
+                      discount=None):
+    """``n`` episodes of ``act(o)`` on ``test_env``, then more until they hold at least
+    ``min_steps`` steps in all (rllab's ``eval_samples``); each is stored as ``TestEpRet``
+    and ``TestEpLen``, and with a ``discount`` gamma also as ``TestEpDiscRet``
+    :math:`= \\sum_t \\gamma^t r_t` (rllab's ``discount_return``). The first reset of the
+    run (``state['test_seeded']`` False) seeds the env with ``seed + 10000``; later ones
+    continue its RNG.
 
     Ctrl-C / SIGTERM stop it at the next env step (``check_stop``). The phase is then undone
     before the interrupt goes on: the episodes it stored are dropped and the test env's RNG
     put back, so the checkpoint written next holds no partial test statistics and a resumed
     run tests that epoch again from the same start."""
-    stored = {k: len(logger.epoch_dict.get(k, [])) for k in ('TestEpRet', 'TestEpLen')}
+    stored = {k: len(logger.epoch_dict.get(k, []))
+              for k in ('TestEpRet', 'TestEpLen', 'TestEpDiscRet')}
     seeded = state.get('test_seeded')
     rng = test_env.unwrapped.np_random.bit_generator.state if seeded else None
     try:
-        _test_episodes(test_env, act, n, max_ep_len, seed, state, logger)
+        _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps, discount)
     except KeyboardInterrupt:
         for k, count in stored.items():
             if k in logger.epoch_dict:
@@ -42,22 +47,28 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
         raise
 
 
-def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
-    for _ in range(n):
+def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps, discount):
+    episodes, steps = 0, 0
+    while episodes < n or steps < min_steps:
         if not state.get('test_seeded'):
             o = seed_env(test_env, seed + TEST_SEED_OFFSET)
             state['test_seeded'] = True
         else:
             o, _ = test_env.reset()
-        ep_ret, ep_len, done = 0.0, 0, False
+        ep_ret, ep_disc_ret, ep_len, done = 0.0, 0.0, 0, False
         while not done:
             check_stop()  # Ctrl-C / SIGTERM: at the next step, also in a long test phase
             # Take deterministic actions at test time (no noise).
             o, r, terminated, truncated, _ = test_env.step(act(o))
             ep_ret += r
+            if discount is not None:
+                ep_disc_ret += discount ** ep_len * r
             ep_len += 1
             done = terminated or truncated or ep_len == max_ep_len
         logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
+        if discount is not None:
+            logger.store(TestEpDiscRet=ep_disc_ret)
+        episodes, steps = episodes + 1, steps + ep_len
 
 
 def save_best(logger):

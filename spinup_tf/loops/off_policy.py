@@ -15,6 +15,7 @@ Two engines run the updates (the ``fused`` option):
   of updates in one ``sess.run``, a numpy mirror of the policy acting. It falls back to the
   plain engine, with a log line, for anything it cannot mirror or fuse.
 """
+import os.path as osp
 import time
 from types import SimpleNamespace
 
@@ -47,12 +48,18 @@ OPTIONS = dict(
     noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
     test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
+    eval_samples=None,            # test only after the last epoch, >= this many steps (rllab)
+    cumulative_es_stats=False,    # rllab's Es* columns over every episode so far (rllab)
+    store_unclipped_actions=False,  # noisy actions reach env and buffer unclipped (TensorLayer)
+    videos=0,                     # deterministic episodes recorded to <run>/videos/ at the end
     tensorboard=False,            # every progress column as a TensorBoard scalar too
     normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters).
 The ``reproductions`` presets switch the seeds' quirks on through them."""
+
+VIDEO_SEED_OFFSET = 20000  # the videos' episodes differ from the training and test ones
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'replay_size', 'batch_size',
                    'start_steps', 'update_after', 'update_every', 'num_test_episodes',
@@ -79,6 +86,7 @@ class Run:
         exploration_noise(self.options.noise, 0.1, None)  # a bad kind fails before any write
         self.actor_critic = resolve_actor_critic(config['actor_critic'])
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
+        self.gamma = config.get('gamma')  # rllab's AverageDiscountedReturn of the test episodes
         p = self.p
         self.setup = Setup(algo, env_fn, config, lambda env: _check(env, algo, p), n_envs=2,
                            tensorboard=self.options.tensorboard)
@@ -137,28 +145,48 @@ class Run:
         if explore_fn is None:
             noise = exploration_noise(o.noise, self.act_noise, self.act_dim, p.max_ep_len)
             explore_fn = NoisyPolicy(act_fn, noise, self.act_low, self.act_high,
-                                     o.noise_in_unit_actions)
+                                     o.noise_in_unit_actions,
+                                     clip=not o.store_unclipped_actions)
         random_action = self.policy_space.sample if o.action_range is not None else \
             self.env.action_space.sample
 
-        def log_all(logger):
-            if o.rllab_logging:
-                from spinup_tf.reproductions import rllab_logging
-                q_fit = rllab_logging.q_fit_stats(logger)
-            if log_diagnostics is not None:
-                log_diagnostics(logger)
-            if o.rllab_logging:
-                rllab_logging.log_rllab_columns(logger, q_fit)
-
         agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
-                                random_action=random_action, log_diagnostics=log_all,
+                                random_action=random_action,
+                                log_diagnostics=log_diagnostics or (lambda logger: None),
+                                discount=self.gamma,
                                 finite_keys=plain.keys, on_restore=on_restore,
                                 save=lambda epoch: self.logger.save_state({'epoch': epoch}),
                                 save_best=save_best(self.logger))
+        loop = Loop(p, o, self.logger, self.env, self.test_env, replay_buffer, agent)
         try:
-            Loop(p, o, self.logger, self.env, self.test_env, replay_buffer, agent).run()
+            loop.run()
         finally:
             sess.close()
+        if o.videos and loop.state['epoch'] == p.epochs:
+            self.record_videos(o.videos)
+
+    def record_videos(self, episodes):
+        """``episodes`` deterministic episodes of the saved final policy, recorded to
+        ``<run>/videos/episode-<i>.mp4`` (the udemy seed's ``monitor`` folder of videos)."""
+        from spinup_tf.tools.test_policy import load_policy, record_videos
+        out = self.logger.output_dir
+        get_action, sess = load_policy(out)
+        try:
+            record_videos(self.env.spec.id, env_kwargs_of(self.env), get_action,
+                          osp.join(out, 'videos'), episodes, self.p.max_ep_len,
+                          self.p.seed + VIDEO_SEED_OFFSET)
+        finally:
+            sess.close()
+
+
+def env_kwargs_of(env):
+    """The keyword arguments ``env`` was made with beyond its registration's (the run's
+    ``--env_kwargs``), from its spec."""
+    import gymnasium as gym
+    spec = env.spec
+    registered = gym.spec(spec.id).kwargs
+    return {k: v for k, v in spec.kwargs.items()
+            if k != 'render_mode' and (k not in registered or registered[k] != v)}
 
 
 def counted_from(update, start):
@@ -214,17 +242,21 @@ class NoisyPolicy:
 
     With ``unit_actions`` the noise is drawn on the scale of actions normalised to
     ``[-1, 1]``, as rllab does, and so is ``(high - low) / 2`` times larger in env units.
+    With ``clip=False`` the noisy action is returned as it is (the TensorLayer seed's
+    ``action_range * action + noise``, line 235): the env gets it, and the buffer stores it,
+    outside the bounds.
     """
 
-    def __init__(self, act, noise, act_low, act_high, unit_actions=False):
+    def __init__(self, act, noise, act_low, act_high, unit_actions=False, clip=True):
         self.act, self.noise = act, noise
         self.act_low, self.act_high = act_low, act_high
         self.act_dim = int(np.prod(act_low.shape))
         self.scale = (act_high - act_low) / 2 if unit_actions else 1.0
+        self.clip = clip
 
     def __call__(self, o):
-        return np.clip(self.act(o) + self.scale * self.noise(self.act_dim), self.act_low,
-                       self.act_high)
+        a = self.act(o) + self.scale * self.noise(self.act_dim)
+        return np.clip(a, self.act_low, self.act_high) if self.clip else a
 
     def reset(self):
         self.noise.reset()
@@ -315,7 +347,8 @@ class Loop:
             ``explore(o)`` (training action after ``start_steps``; its ``reset()``, if any,
             at each episode start), ``random_action()`` (before ``start_steps``),
             ``train(n)`` (``n`` gradient steps on the replay buffer, storing diagnostics in
-            the logger), ``log_diagnostics(logger)``, ``finite_keys`` (stored keys that must
+            the logger), ``log_diagnostics(logger)``, ``discount`` (gamma, for rllab's
+            discounted test return; optional), ``finite_keys`` (stored keys that must
             stay finite), ``on_restore`` (called after a checkpoint loaded, or None) and
             ``save(epoch)`` (saves the model; ``epoch`` None on Ctrl-C; or None).
 
@@ -332,6 +365,7 @@ class Loop:
         self.log_diagnostics, self.finite_keys = agent.log_diagnostics, agent.finite_keys
         self.on_restore, self.save = agent.on_restore, agent.save or (lambda epoch: None)
         self.save_best = getattr(agent, 'save_best', None)
+        self.discount = getattr(agent, 'discount', None)
         self.checkpointer = Checkpointer(self.logger, [self.env, self.test_env], replay_buffer)
         self.state = dict(t=0, epoch=0, elapsed=0.0, test_seeded=False)
         self.episode = EpisodeRecorder(env)  # how to rebuild the open episode on resume
@@ -346,10 +380,19 @@ class Loop:
         return dict(episode=self.episode.state_dict(),
                     noise=noise_state(getattr(self.explore, 'noise', None)))
 
-    def test_agent(self):
-        p = self.p
-        run_test_episodes(self.test_env, self.act, p.num_test_episodes, p.max_ep_len, p.seed,
-                          self.state, self.logger)
+    def test_agent(self, epoch):
+        """The epoch's deterministic test episodes: ``num_test_episodes`` of them; with
+        ``eval_samples`` (rllab's protocol, seed 002 lines 443-455) none until the last epoch,
+        and then whole episodes until they hold at least ``eval_samples`` steps."""
+        p, o = self.p, self.options
+        n, min_steps = p.num_test_episodes, 0
+        if o.eval_samples:
+            if epoch != p.epochs:
+                return
+            n, min_steps = 0, o.eval_samples
+        run_test_episodes(self.test_env, self.act, n, p.max_ep_len, p.seed, self.state,
+                          self.logger, min_steps=min_steps,
+                          discount=self.discount if o.rllab_logging else None)
 
     def run_updates(self, n_steps):
         self.update_window(n_steps * self.options.updates_per_step)
@@ -361,8 +404,16 @@ class Loop:
         saving = (p.save_freq and epoch % p.save_freq == 0) or last
         if saving:
             self.save(epoch)
-        self.test_agent()
+        self.test_agent(epoch)
         keep_best(logger, self.state, epoch, self.save_best)  # tf1_save_best/: the best yet
+        rllab = self.options.rllab_logging
+        if rllab:  # before the algorithm's columns consume the stored QVals and Backup
+            from spinup_tf.reproductions import rllab_logging
+            q_fit = rllab_logging.q_fit_stats(logger)
+            es_returns = None
+            if self.options.cumulative_es_stats:  # rllab never clears strategy_path_returns
+                es_returns = self.state.setdefault('es_returns', [])
+                es_returns.extend(float(r) for r in logger.epoch_dict.get('EpRet', []))
 
         logger.log_tabular('Epoch', epoch)
         logger.log_tabular('EpRet', with_min_and_max=True)
@@ -371,6 +422,8 @@ class Loop:
         logger.log_tabular('TestEpLen', average_only=True)
         logger.log_tabular('TotalEnvInteracts', t + 1)
         self.log_diagnostics(logger)
+        if rllab:
+            rllab_logging.log_rllab_columns(logger, q_fit, es_returns)
         logger.log_tabular('Time', self.state['elapsed'] + time.time() - self.start_time)
         logger.dump_tabular()
         logger.epoch_dict.clear()  # values stored but not logged (e.g. DDPG's Backup)

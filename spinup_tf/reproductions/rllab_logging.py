@@ -1,12 +1,15 @@
 """rllab's progress columns (the MXNet DDPG seed, 002), as a logger-level feature.
 
-rllab logs ``AverageReturn``/``StdReturn``/``MaxReturn``/``MinReturn`` of the evaluation
-episodes and ``...EsReturn`` of the exploration ones, ``AverageQLoss``,
+rllab logs ``AverageReturn``/``StdReturn``/``MaxReturn``/``MinReturn`` and
+``AverageDiscountedReturn`` of the evaluation episodes, ``...EsReturn`` of the exploration
+ones (over the whole run with ``cumulative_es_stats``: its ``strategy_path_returns`` is
+never cleared, seed 002 lines 103, 309, 495-511), ``AverageQLoss``,
 ``AveragePolicyLoss``, ``AverageQ``, and the Q-fit statistics ``AverageAbsQ``, ``AverageY``,
 ``AverageAbsY``, ``AverageAbsQYDiff`` (``y`` is the Bellman backup). When ``rllab_logging``
 is on, the loop takes :func:`q_fit_stats` before the algorithm logs its columns (which
 consumes the stored values) and calls :func:`log_rllab_columns` after them; the algorithm
-must store ``QVals`` and ``Backup`` (DDPG's Q loss does).
+must store ``QVals`` and ``Backup`` (DDPG's Q loss does). The evaluation columns are NaN in
+an epoch without test episodes (rllab's protocol, ``eval_samples``, tests only at the last).
 """
 import numpy as np
 
@@ -22,14 +25,27 @@ def q_fit_stats(logger):
     return out
 
 
-def log_rllab_columns(logger, q_fit):
-    """Log rllab's columns from this epoch's statistics and ``q_fit`` (:func:`q_fit_stats`)."""
+def log_rllab_columns(logger, q_fit, es_returns=None):
+    """Log rllab's columns from this epoch's statistics and ``q_fit`` (:func:`q_fit_stats`).
+
+    ``es_returns``: every exploration return of the run so far (rllab's cumulative
+    statistics), or None for this epoch's (``EpRet``)."""
     def stat(key, i):
         return logger.last_stats.get(key, (np.nan,) * 4)[i]
 
-    for name, key in (('Return', 'TestEpRet'), ('EsReturn', 'EpRet')):
-        for prefix, i in (('Average', 0), ('Std', 1), ('Max', 3), ('Min', 2)):
-            logger.log_tabular(prefix + name, stat(key, i))
+    def es_stat(i):
+        if es_returns is None:
+            return stat('EpRet', i)
+        if not es_returns:
+            return np.nan
+        return (np.mean, np.std, np.min, np.max)[i](es_returns)
+
+    for prefix, i in (('Average', 0), ('Std', 1), ('Max', 3), ('Min', 2)):
+        logger.log_tabular(prefix + 'Return', stat('TestEpRet', i))
+    disc = logger.epoch_dict.get('TestEpDiscRet')
+    logger.log_tabular('AverageDiscountedReturn', float(np.mean(disc)) if disc else np.nan)
+    for prefix, i in (('Average', 0), ('Std', 1), ('Max', 3), ('Min', 2)):
+        logger.log_tabular(prefix + 'EsReturn', es_stat(i))
     logger.log_tabular('AverageQLoss', stat('LossQ', 0))
     logger.log_tabular('AveragePolicyLoss', stat('LossPi', 0))
     logger.log_tabular('AverageQ', stat('QVals', 0))

@@ -1,7 +1,8 @@
 """Load a saved policy from a run folder and run it: ``python run.py test_policy DIR``.
 
 The run folder must hold ``config.json`` (with the env id) and ``tf1_save/`` (a SavedModel
-with ``model_info.json``). Nothing is unpickled.
+with ``model_info.json``). Nothing is unpickled. ``--video OUT.mp4`` (or a folder) records the
+episodes instead of showing them (``spinup_tf.tools.video``; headless).
 """
 import argparse
 import json
@@ -103,23 +104,41 @@ def run_policy(env, get_action, max_ep_len=None, num_episodes=10, seed=None):
             print('Episode %d \t EpRet %.3f \t EpLen %d' % (n, ep_ret, ep_len))
             returns.append(ep_ret)
             lengths.append(ep_len)
-            o, _ = env.reset()
-            ep_ret, ep_len, n = 0.0, 0, n + 1
+            n += 1
+            if n < num_episodes:
+                o, _ = env.reset()
+            ep_ret, ep_len = 0.0, 0
     print('Mean EpRet %.3f \t Mean EpLen %.1f' % (np.mean(returns), np.mean(lengths)))
     return returns, lengths
+
+
+def record_videos(env_id, env_kwargs, get_action, out, episodes=1, max_ep_len=0, seed=0):
+    """Record ``episodes`` episodes of ``get_action`` on ``env_id`` to ``out`` (an ``.mp4``
+    file or a folder; see ``spinup_tf.tools.video``), printing one line per video."""
+    from spinup_tf.tools.video import record_episodes
+    results = record_episodes(env_id, env_kwargs, get_action, out, episodes, max_ep_len, seed)
+    for path, ep_ret, ep_len in results:
+        print('Video %s \t EpRet %.3f \t EpLen %d' % (path, ep_ret, ep_len))
+    return results
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='run.py test_policy', description=__doc__)
     parser.add_argument('fpath', help='run folder holding config.json and tf1_save/')
     parser.add_argument('--len', '-l', type=int, default=0, help='max episode length (0: env)')
-    parser.add_argument('--episodes', '-n', type=int, default=10)
+    parser.add_argument('--episodes', '-n', type=int, default=None,
+                        help='episodes to run (default 10; 1 with --video)')
     parser.add_argument('--norender', '-nr', action='store_true')
     parser.add_argument('--itr', '-i', type=int, default=None)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--best', action='store_true',
                         help='load tf1_save_best/ (the best mean deterministic test return)')
+    parser.add_argument('--video', metavar='OUT', default=None,
+                        help='record the episodes to OUT.mp4 (several: OUT-episode-<i>.mp4) '
+                             'or to OUT/episode-<i>.mp4, without a display')
     args = parser.parse_args(argv)
+    if args.episodes is None:
+        args.episodes = 1 if args.video else 10
     if args.best and args.itr is not None:
         raise UserInputError('--best and --itr choose different models: give one')
     if args.episodes <= 0:
@@ -131,6 +150,13 @@ def main(argv=None):
         raise UserInputError('no such run folder: %s' % args.fpath)
     get_action, sess = load_policy(args.fpath, args.itr, best=args.best)
     env_id, env_kwargs = load_env_spec(args.fpath)
+    if args.video:
+        try:
+            record_videos(env_id, env_kwargs, get_action, args.video, args.episodes,
+                          args.len, args.seed)
+        finally:
+            sess.close()
+        return 0
     render = not args.norender
     if render and not (os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY')):
         print('warning: no display; running without rendering', file=sys.stderr)
