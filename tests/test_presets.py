@@ -148,3 +148,57 @@ def test_tensorlayer_phase_puts_the_policy_step_on_every_third_update(monkeypatc
                 moved.append(updates)
             last = pi_after
         assert with_pi == expected and moved == expected, (start, with_pi, moved)
+
+
+def _algo_of(name):
+    return next(a for a in PRESETS if name in PRESETS[a])
+
+
+def test_every_quirk_is_on_in_its_preset_and_spinning_ups_in_the_fixed_variant():
+    """NAME sets each quirk's flags to the seed's values; NAME-fixed to the values a plain
+    run has (Spinning Up's), everything else as NAME."""
+    from spinup_tf.reproductions.presets import QUIRKS, preset_names
+    from spinup_tf.tools.cli import resolve_defaults
+    assert set(QUIRKS) == {n for a in PRESETS for n in PRESETS[a]}
+    for name, quirks in QUIRKS.items():
+        algo = _algo_of(name)
+        seed, fixed = get_preset(algo, name), get_preset(algo, name + '-fixed')
+        assert name + '-fixed' in preset_names(algo) and fixed.env == seed.env
+        plain = resolve_defaults(algo, None)  # the signature's defaults, no per-env table
+        changed = set()
+        for q in quirks:
+            assert q.seed.keys() == q.fixed.keys() and q.source.startswith('seed 00')
+            for flag, value in q.seed.items():
+                assert seed.kwargs[flag] == value != q.fixed[flag], (name, flag)
+                assert fixed.kwargs[flag] == q.fixed[flag] == plain[flag], (name, flag)
+                changed.add(flag)
+        assert {k: v for k, v in fixed.kwargs.items() if k not in changed} == \
+            {k: v for k, v in seed.kwargs.items() if k not in changed}
+
+
+def test_readme_lists_every_quirk_with_its_seed_line_and_flags():
+    import os
+    from spinup_tf.reproductions.presets import QUIRKS
+    readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                               'README.md')).read()
+    for name, quirks in QUIRKS.items():
+        for q in quirks:
+            line = next((l for l in readme.splitlines() if q.source.split(' (')[0] in l
+                         and l.startswith('| %s ' % name)), None)
+            assert line is not None, (name, q.source)
+            for flag in q.seed:
+                assert '--' + flag in line, (name, flag)
+
+
+def test_fixed_preset_run_names_its_folder_and_records_preset_and_quirks(tmp_path):
+    import json
+    from conftest import run_cli
+    proc = run_cli('trpo', '--preset', 'blog-cartpole-fixed', '--epochs', '1',
+                   '--steps_per_epoch', '200', '--data_dir', tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_dir = tmp_path / 'trpo_blog-cartpole-fixed_CartPole-v1' / \
+        'trpo_blog-cartpole-fixed_CartPole-v1_s0'
+    config = json.loads((run_dir / 'config.json').read_text())
+    assert config['preset'] == 'blog-cartpole-fixed'
+    assert (config['reward_lag'], config['bootstrap_with_reward'],
+            config['timeout_is_terminal']) == (False, False, False)

@@ -4,12 +4,25 @@ per-environment defaults of the deterministic-policy algorithms.
 ``python run.py ALGO --preset NAME [--flag VALUE ...]`` starts from the preset's keyword
 arguments (and env, unless ``--env`` is given); any flag given on the command line overrides
 the preset's value.
+
+``NAME`` is the seed as written, every quirk on. ``NAME-fixed`` is the same configuration
+(networks, hyperparameters, budget) on Spinning Up's loop: each quirk of ``QUIRKS[NAME]``
+set to its ``fixed`` value. Each quirk is a :class:`Quirk`: the flags that switch it, their
+values in the seed and in the fixed variant, and the seed's lines it comes from (the README
+table is made from ``QUIRKS``).
 """
 from collections import namedtuple
 
 from spinup_tf.utils.errors import UserInputError
 
 Preset = namedtuple('Preset', 'env kwargs reproduces quirks')
+
+Quirk = namedtuple('Quirk', 'seed fixed source what')
+"""One quirk of a seed: ``seed`` (flags -> values, as the preset sets them), ``fixed`` (the
+same flags -> Spinning Up's values, in ``NAME-fixed``), ``source`` (the seed's lines) and
+``what`` (what the seed does)."""
+
+FIXED_SUFFIX = '-fixed'
 
 # Budgets are the seeds' own; plots/reproduce.py runs shorter "quick" budgets.
 PRESETS = {
@@ -30,13 +43,16 @@ PRESETS = {
                         q_lr=1e-3, pi_lr=1e-4, polyak=1 - 1e-3, update_every=1,
                         update_after=10000, start_steps=0, max_ep_len=100,
                         steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True,
-                        noise_in_unit_actions=True, keep_truncated=False),
+                        noise_in_unit_actions=True, keep_truncated=False, eval_samples=10000,
+                        cumulative_es_stats=True),
             reproduces='seed 002: MXNet DDPG in rllab style',
             quirks="OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, "
                    "actions clipped) on rllab's normalised [-1, 1] action scale, so 3x larger "
                    "in InvertedPendulum units (noise_in_unit_actions); the transition that hits "
                    "the path horizon is not stored (include_horizon_terminal=False: "
-                   "keep_truncated=False); policy obs-32-32-tanh, Q obs-32-32 then the action "
+                   "keep_truncated=False); one evaluation, after the last epoch, of whole "
+                   "episodes until 10000 steps (eval_samples), with AverageDiscountedReturn; "
+                   "Es* statistics over the whole run (cumulative_es_stats); policy obs-32-32-tanh, Q obs-32-32 then the action "
                    "concatenated -32-1, kernels ~ N(0, 0.01); batch 32, policy lr 1e-4, "
                    "tau 1e-3; one update per sample; epochs of 1000 steps; rllab column names "
                    "logged too. Q lr 1e-3, 10000 start samples and 100-step paths are the "
@@ -61,7 +77,7 @@ PRESETS = {
                         polyak=0.995, act_noise=0.1, start_steps=10000, steps_per_epoch=5000,
                         epochs=100, batch_size=100, gamma=0.99, target_noise=0.2,
                         noise_clip=0.5, pi_lr=1e-3, q_lr=1e-3, num_test_episodes=10,
-                        test_at_start=True),
+                        test_at_start=True, videos=1),
             reproduces='seed 001 v2: the udemy PyTorch TD3, rebuilt as a TF1 graph',
             quirks='400-300 ReLU actor, both critics in one "critic" scope, PyTorch nn.Linear '
                    'initialisation; training at the end of each episode for as many iterations '
@@ -69,7 +85,8 @@ PRESETS = {
                    'Gaussian exploration 0.1 clipped to the bounds; 10k random steps; '
                    'evaluation (10 episodes) before training (test_at_start: row Epoch 0) and '
                    'every 5000 steps; 500k steps; AntBulletEnv-v0 (pybullet, through '
-                   'pybullet-envs-gymnasium).'),
+                   'pybullet-envs-gymnasium); a video of the final policy in <run>/videos/ '
+                   '(videos=1), as the seed\'s wrappers.Monitor wrote its monitor folder.'),
         'tensorlayer': Preset(
             env='Pendulum-v1',
             kwargs=dict(actor_critic='tensorlayer', ac_kwargs=dict(hidden_sizes=(32, 32)),
@@ -78,13 +95,15 @@ PRESETS = {
                         target_noise=0.5, noise_clip=1.0, gamma=0.9, polyak=0.99,
                         pi_lr=3e-4, q_lr=3e-4, batch_size=64, start_steps=500,
                         steps_per_epoch=4000, epochs=10, action_range=1.0,
-                        update_count_from=1),
+                        update_count_from=1, store_unclipped_actions=True),
             reproduces='seed 003: the TensorLayer-2 TD3 tutorial on Pendulum',
             quirks='150-step episodes; policy with three hidden layers of 32, Q with two, '
                    'weights ~ U(-3e-3, 3e-3); batch reward normalisation; 3 updates per env '
                    'step once the buffer holds more than 64 transitions; policy and targets '
                    'on the 3rd of every 3 updates (its counter is incremented before it is '
-                   'tested: update_count_from=1; 0 puts them on the 1st); exploration noise 1.0; target noise 0.5 clipped to +-1.0; '
+                   'tested: update_count_from=1; 0 puts them on the 1st); exploration noise '
+                   '1.0, the noisy action sent and stored unclipped (store_unclipped_actions); '
+                   'target noise 0.5 clipped to +-1.0; '
                    'gamma 0.9, tau 1e-2, lr 3e-4, batch 64, 500 random steps, 40k frames. '
                    'action_range=1 keeps the tutorial\'s quirk: the policy acts in [-1, 1] '
                    'though Pendulum allows [-2, 2] (pass --action_range None to use the '
@@ -109,13 +128,116 @@ PRESETS['npg'] = {'blog-cartpole': PRESETS['trpo']['blog-cartpole']._replace(
     reproduces='seed 004: the NPG variant of the TRPO blog run (full step, no line search)')}
 
 
+# Spinning Up's update schedule (update_every 50 after 1000 steps), for the seeds that update
+# at the end of each trajectory.
+_SPINUP_SCHEDULE = dict(update_at_episode_end=False, update_after=1000)
+
+QUIRKS = {
+    'seed-000': [
+        Quirk(dict(update_at_episode_end=True, update_after=0), _SPINUP_SCHEDULE,
+              'seed 000 lines 190-195 (`if d or (ep_len == max_ep_len):` ... '
+              '`for _ in range(ep_len):`)',
+              'all updates at the end of each trajectory, one per step it had, from the '
+              'first trajectory on'),
+    ],
+    'rllab-mxnet': [
+        Quirk(dict(keep_truncated=False), dict(keep_truncated=True),
+              'seed 002 lines 43, 325-329 (`include_horizon_terminal=False`)',
+              'the transition that reaches max_path_length is not stored, so nothing '
+              'bootstraps through the time limit'),
+        Quirk(dict(eval_samples=10000), dict(eval_samples=None),
+              'seed 002 lines 29, 443-455 (`if epoch == self.n_epochs - 1:` ... '
+              '`sample_rewards(..., eval_samples=self.eval_samples, ...)`)',
+              'test episodes only after the last epoch, whole episodes until they hold '
+              '10000 steps (the other rows have NaN test columns)'),
+        Quirk(dict(cumulative_es_stats=True), dict(cumulative_es_stats=False),
+              'seed 002 lines 103, 309, 495-511 (`self.strategy_path_returns` is appended to '
+              'and never cleared)',
+              'the *EsReturn columns are over every exploration episode of the run so far, '
+              'not the epoch\'s'),
+    ],
+    'blog-mountaincar': [
+        Quirk(dict(noise='uniform'), dict(noise='gaussian'),
+              'seed 001 line 331 (`a += noise_scale * np.random.rand(act_dim)`)',
+              'exploration noise uniform in [0, act_noise): biased towards positive actions'),
+    ],
+    'udemy': [
+        Quirk(dict(update_at_episode_end=True, update_after=0), _SPINUP_SCHEDULE,
+              'seed 001 lines 1562-1569 (`if done:` ... `policy.train(replay_buffer, '
+              'episode_timesteps, ...)`)',
+              'training at the end of each episode, as many iterations as it had steps'),
+        Quirk(dict(test_at_start=True), dict(test_at_start=False),
+              'seed 001 line 1535 (`evaluations = [evaluate_policy(policy)]`)',
+              'an evaluation of the untrained policy before training (row Epoch 0)'),
+    ],
+    'tensorlayer': [
+        Quirk(dict(update_count_from=1), dict(update_count_from=0),
+              'seed 003 lines 296, 340 (`self.update_cnt += 1` before '
+              '`if self.update_cnt % self.policy_target_update_interval == 0:`)',
+              'policy and target updates on the 3rd, 6th, ... update, not the 1st, 4th, ...'),
+        Quirk(dict(store_unclipped_actions=True), dict(store_unclipped_actions=False),
+              'seed 003 lines 235, 432, 443 (`action = self.action_range * action + noise`, '
+              'stored by `replay_buffer.push(state, action, ...)` without a clip)',
+              'noisy actions reach the env and the buffer outside the bounds (N(0, 1) noise '
+              'on a [-1, 1] policy)'),
+        Quirk(dict(action_range=1.0), dict(action_range=None),
+              'seed 003 line 79 (`action_range = 1.`)',
+              "the policy acts in [-1, 1] though Pendulum's torque range is [-2, 2]"),
+    ],
+    'blog-cartpole': [
+        Quirk(dict(reward_lag=True), dict(reward_lag=False),
+              'seed 004 lines 535-537 (`buf.store(o, a, r, ...)` before `o, r, d, _ = '
+              'env.step(a)`)',
+              "each step is stored with the previous step's reward (0 at an episode's start)"),
+        Quirk(dict(bootstrap_with_reward=True), dict(bootstrap_with_reward=False),
+              'seed 004 line 546 (`last_val = r if d else sess.run(v, ...)`)',
+              'a trajectory that ended is closed with its last reward instead of 0'),
+        Quirk(dict(timeout_is_terminal=True), dict(timeout_is_terminal=False),
+              "seed 004 line 541 (`terminal = d or ...`; old gym's d is true at the 500-step "
+              'limit)',
+              "CartPole's time limit is a terminal state: no bootstrap with V(s_T)"),
+    ],
+}
+
+
+def fixed_kwargs(name):
+    """The keyword arguments of ``NAME-fixed``: the preset's, each quirk at its fixed value."""
+    kwargs = None
+    for algo in PRESETS:
+        if name in PRESETS[algo]:
+            kwargs = dict(PRESETS[algo][name].kwargs)
+    for quirk in QUIRKS.get(name, []):
+        kwargs.update(quirk.fixed)
+    return kwargs
+
+
+def preset_names(algo):
+    """Every preset name of ``algo``: the seeds' and their ``-fixed`` variants."""
+    names = []
+    for name in PRESETS.get(algo, {}):
+        names.append(name)
+        if QUIRKS.get(name):
+            names.append(name + FIXED_SUFFIX)
+    return names
+
+
 def get_preset(algo, name):
-    """The ``Preset`` called ``name`` for ``algo``; a ``UserInputError`` lists the valid ones."""
+    """The ``Preset`` called ``name`` for ``algo`` (``NAME-fixed``: the quirk-free variant);
+    a ``UserInputError`` lists the valid ones."""
     table = PRESETS.get(algo, {})
-    if name not in table:
-        valid = ', '.join('%s %s' % (a, n) for a in PRESETS for n in PRESETS[a])
-        raise UserInputError('unknown preset %r for %s; presets: %s' % (name, algo, valid))
-    return table[name]
+    if name in table:
+        return table[name]
+    base = name[:-len(FIXED_SUFFIX)] if name.endswith(FIXED_SUFFIX) else None
+    if base in table and QUIRKS.get(base):
+        p = table[base]
+        return p._replace(kwargs=fixed_kwargs(base),
+                          reproduces=p.reproduces + ', every quirk fixed',
+                          quirks='none: ' + '; '.join(
+                              '%s (%s)' % (q.what, ', '.join('--%s %s' % kv
+                                                             for kv in q.fixed.items()))
+                              for q in QUIRKS[base]))
+    valid = ', '.join('%s %s' % (a, n) for a in PRESETS for n in preset_names(a))
+    raise UserInputError('unknown preset %r for %s; presets: %s' % (name, algo, valid))
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,7 +274,7 @@ def describe_presets(algo):
     table = PRESETS.get(algo, {})
     if not table:
         return []
-    lines = ['presets (--preset NAME):']
+    lines = ['presets (--preset NAME; NAME-fixed: the same with every quirk fixed):']
     for name, p in table.items():
         lines.append('  %-18s env %s; %s' % (name, p.env, p.reproduces))
     return lines
