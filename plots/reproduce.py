@@ -1,72 +1,114 @@
 #!/usr/bin/env python
-"""Reproduce the source documents side by side: ``python plots/reproduce.py [--budget quick]``.
+"""The source documents reproduced side by side: ``python plots/reproduce.py --budget full``.
 
-Runs every preset (and the per-env defaults they are compared with) for ``--seeds`` seeds
-through ``run.py``, skipping runs whose progress.txt already has all its epochs (so it can be
-stopped and started again), then writes one figure per environment (``plots/<env>.png``) and
-``plots/RESULTS.md``: env, variant, seeds, steps, final performance mean ± std over seeds,
-wall time, and the published reference where there is one.
+For every seed document (``DOCUMENTS``) it runs three variants for ``--seeds`` seeds, through
+``run.py``:
 
-Budgets: ``full`` is each preset's own (the seeds' budgets, hours to days on 2 cores);
-``quick`` cuts each run to the steps in the table below, which is what the committed figures
-use on this machine.
+* ``seed``: the preset, every quirk of the seed on (``--preset NAME``);
+* ``fixed``: the same configuration with every quirk fixed (``--preset NAME-fixed``);
+* ``default``: the plain algorithm with its defaults on the same env, for the same number
+  of env steps (``--epochs`` from the budget, its own ``--steps_per_epoch``).
+
+Budgets: ``full`` is each seed's own (udemy 500k steps on AntBulletEnv-v0, rllab 1M,
+tensorlayer 40k, blog-mountaincar 200k, seed-000 500k, TRPO/NPG 200k); ``quick`` cuts every
+variant to the steps of ``QUICK_EPOCHS``; ``tiny`` (2 epochs of 200 steps) only checks that
+the script works. Each run is one folder
+``plots/reproduce/data/<budget>/<algo>_<variant>_<env>/..._s<seed>/``. A run whose
+``progress.txt`` has all its epochs is skipped, one with a checkpoint is continued with
+``run.py resume``, anything else starts afresh: stop the script at any time and start it
+again. ``--workers N`` runs N at once.
+
+Then it writes, in ``plots/reproduce/<budget>/``, one figure per document (``<doc>.png``:
+the three variants' mean curves with a band of one standard deviation over seeds, the
+y axis naming the column plotted) and ``RESULTS.md``: per document and variant, the seeds,
+the steps reached, the final value of that column and of the test return, mean ± std over
+seeds, the wall time of a run, and the seed's own reported figure. ``--no-run`` only draws and
+tabulates, and leaves a table in place when there is nothing to put in it.
 """
 import argparse
 import csv
+import math
 import os
 import os.path as osp
 import subprocess
 import sys
 import time
+from collections import namedtuple
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
+HERE = osp.join(ROOT, 'plots', 'reproduce')
 
-# (algo, preset or None for the per-env default, env, quick budget as run.py flags)
-VARIANTS = [
-    ('ddpg', 'seed-000', 'Pendulum-v1', ['--epochs', '5']),
-    ('ddpg', None, 'Pendulum-v1', ['--epochs', '5']),
-    ('td3', None, 'Pendulum-v1', ['--epochs', '5']),
-    ('td3', 'tensorlayer', 'Pendulum-v1', ['--epochs', '5']),
-    ('td3', 'blog-mountaincar', 'MountainCarContinuous-v0', ['--epochs', '12']),
-    ('td3', None, 'MountainCarContinuous-v0', []),
-    ('trpo', 'blog-cartpole', 'CartPole-v1', ['--epochs', '25']),
-    ('npg', 'blog-cartpole', 'CartPole-v1', ['--epochs', '25']),
-    ('ddpg', 'rllab-mxnet', 'InvertedPendulum-v5', ['--epochs', '20']),
-    ('td3', 'udemy', 'AntBulletEnv-v0', ['--epochs', '6']),
+Document = namedtuple('Document', 'key title algo preset quick_epochs column reported')
+DOCUMENTS = [
+    # Cheapest first, so that a short sitting finishes whole documents.
+    Document('tensorlayer', 'seed 003: TensorLayer TD3 tutorial', 'td3', 'tensorlayer', 5,
+             'AverageTestEpRet', None),
+    Document('trpo-blog', 'seed 004: TRPO blog run', 'trpo', 'blog-cartpole', 25,
+             'AverageEpRet', None),
+    Document('npg-blog', 'seed 004: NPG variant of the TRPO blog run', 'npg', 'blog-cartpole',
+             25, 'AverageEpRet', None),
+    Document('blog-mountaincar', 'seed 001 v1: TD3 blog run', 'td3', 'blog-mountaincar', 12,
+             'AverageTestEpRet', None),
+    Document('seed-000', 'seed 000: Spinning Up TF1 DDPG walkthrough', 'ddpg', 'seed-000', 5,
+             'AverageTestEpRet', None),
+    Document('udemy', 'seed 001 v2: udemy PyTorch TD3', 'td3', 'udemy', 6,
+             'AverageTestEpRet', None),
+    # rllab's own protocol tests only after the last epoch: compare the training returns.
+    Document('rllab-mxnet', 'seed 002: MXNet DDPG in rllab style', 'ddpg', 'rllab-mxnet', 20,
+             'AverageEpRet', None),
 ]
-
-# Published references: (env, algo) -> text.
-REFERENCES = {
-    ('Pendulum-v1', 'td3'): 'rl-zoo TD3: −152 @ 20k',
-    ('Pendulum-v1', 'ddpg'): 'rl-zoo DDPG: −152 @ 20k',
-    ('CartPole-v1', 'trpo'): 'rl-zoo TRPO: 500 @ 100k',
-    ('MountainCarContinuous-v0', 'td3'): 'rl-zoo TD3: 93.5 @ 300k',
-}
+VARIANTS = ('seed', 'fixed', 'default')
+TINY = dict(epochs=2, steps_per_epoch=200)
+NO_FIGURE = 'none: the seed text shows its results as a figure only'
 
 
-NOTES = [
-    'td3_tensorlayer scores 150-step episodes (its max_ep_len) with the policy limited to '
-    '[-1, 1] (the action_range quirk), so its returns are not on the scale of the 200-step '
-    'Pendulum rows.',
-    'ddpg_rllab-mxnet trains only after 10000 stored samples and its episodes stop at 100 '
-    'steps (best return 100); the InvertedPendulum-v5 row stands in for an env that '
-    'gymnasium lacks and has no published reference here.',
-    'Wall time is the Time column of the last row (training plus test episodes) of one run, '
-    'with two runs at a time on a 2-core machine.',
-]
+def settings(algo, env, preset):
+    from spinup_tf.tools.cli import resolve_defaults
+    return resolve_defaults(algo, env, preset)
 
 
-def variant_name(algo, preset):
-    return '%s_%s' % (algo, preset or 'default')
+def env_of(doc):
+    from spinup_tf.reproductions.presets import get_preset
+    return get_preset(doc.algo, doc.preset).env
 
 
-def run_dir(data_dir, algo, preset, env, seed):
-    name = '%s_%s' % (variant_name(algo, preset), env)
+def variant_budget(doc, variant, budget):
+    """``(epochs, steps_per_epoch)`` of ``variant`` of ``doc`` at ``budget``: the preset's
+    (its epochs cut to ``quick_epochs`` for ``quick``); ``default`` runs as many env steps
+    as the preset, in epochs of its own length."""
+    if budget == 'tiny':
+        return TINY['epochs'], TINY['steps_per_epoch']
+    env = env_of(doc)
+    p = settings(doc.algo, env, doc.preset)
+    epochs = doc.quick_epochs if budget == 'quick' else p['epochs']
+    if variant != 'default':
+        return epochs, p['steps_per_epoch']
+    spe = settings(doc.algo, env, None)['steps_per_epoch']
+    return int(math.ceil(epochs * p['steps_per_epoch'] / spe)), spe
+
+
+def variant_label(doc, variant):
+    if variant == 'seed':
+        return '--preset %s' % doc.preset
+    if variant == 'fixed':
+        return '--preset %s-fixed' % doc.preset
+    return '%s defaults' % doc.algo
+
+
+def exp_name(doc, variant):
+    tag = {'seed': doc.preset, 'fixed': doc.preset + '-fixed', 'default': 'default'}[variant]
+    return '%s_%s_%s' % (doc.algo, tag, env_of(doc))
+
+
+def run_folder(data_dir, doc, variant, seed):
+    name = exp_name(doc, variant)
     return osp.join(data_dir, name, '%s_s%d' % (name, seed))
 
 
 def read_rows(path):
+    """A progress file's rows as dicts ([] if it does not exist)."""
     try:
         with open(path) as f:
             return list(csv.DictReader(f, delimiter='\t'))
@@ -74,105 +116,196 @@ def read_rows(path):
         return []
 
 
-def expected_epochs(algo, preset, env, budget_flags):
-    """Number of epochs a run will have (from its flags, preset or defaults)."""
-    if '--epochs' in budget_flags:
-        return int(budget_flags[budget_flags.index('--epochs') + 1])
-    from spinup_tf.tools.cli import resolve_defaults
-    return resolve_defaults(algo, env, preset)['epochs']
+def trained_epochs(rows):
+    """Epochs of training in ``rows`` (the udemy preset's row Epoch 0 is a test only)."""
+    return sum(1 for r in rows if r.get('Epoch') not in ('0', '0.0'))
+
+
+def command(doc, variant, seed, budget, data_dir):
+    """The ``run.py`` command of one run, or its ``resume`` when it has a checkpoint."""
+    folder = run_folder(data_dir, doc, variant, seed)
+    run_py = osp.join(ROOT, 'run.py')
+    if osp.isdir(osp.join(folder, 'checkpoint')):
+        return [sys.executable, run_py, 'resume', folder]
+    epochs, spe = variant_budget(doc, variant, budget)
+    cmd = [sys.executable, run_py, doc.algo]
+    if variant == 'default':
+        cmd += ['--env', env_of(doc)]
+    else:
+        cmd += ['--preset', doc.preset + ('-fixed' if variant == 'fixed' else '')]
+    cmd += ['--seed', str(seed), '--epochs', str(epochs), '--steps_per_epoch', str(spe),
+            '--exp_name', exp_name(doc, variant), '--data_dir', data_dir,
+            '--overwrite', 'True']
+    if budget == 'tiny':
+        cmd += ['--max_ep_len', '100']
+    return cmd
+
+
+def jobs(docs, seeds, budget, data_dir):
+    """The runs still to do, seed by seed (so the variants of a seed finish together)."""
+    todo = []
+    for doc in docs:
+        for seed in seeds:
+            for variant in VARIANTS:
+                epochs, _ = variant_budget(doc, variant, budget)
+                rows = read_rows(osp.join(run_folder(data_dir, doc, variant, seed),
+                                          'progress.txt'))
+                if trained_epochs(rows) < epochs:
+                    todo.append((doc, variant, seed))
+    return todo
+
+
+def run_all(docs, seeds, args):
+    todo = jobs(docs, seeds, args.budget, args.data_dir)
+    print('%d runs to do (%d at once)' % (len(todo), args.workers), flush=True)
+
+    def one(job):
+        doc, variant, seed = job
+        cmd = command(doc, variant, seed, args.budget, args.data_dir)
+        t0 = time.time()
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+        status = 'done' if proc.returncode == 0 else 'exit %d: %s' % (
+            proc.returncode, (proc.stderr.strip().splitlines() or [''])[-1])
+        print('%-17s %-8s seed %d: %s in %.0f s' % (doc.key, variant, seed, status,
+                                                    time.time() - t0), flush=True)
+        return proc.returncode
+
+    with ThreadPoolExecutor(max_workers=args.workers) as pool:
+        codes = list(pool.map(one, todo))
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+def curve(rows, column):
+    """``(steps, values)`` of the rows where ``column`` is a number."""
+    pts = [(int(float(r['TotalEnvInteracts'])), float(r[column])) for r in rows
+           if r.get(column) not in (None, '', 'nan')]
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def summarize(doc, variant, seeds, budget, data_dir):
+    """Per-variant results: the seeds' curves of ``doc.column`` and final values, or None."""
+    import numpy as np
+    epochs, spe = variant_budget(doc, variant, budget)
+    runs = {}
+    for seed in seeds:
+        rows = read_rows(osp.join(run_folder(data_dir, doc, variant, seed), 'progress.txt'))
+        if trained_epochs(rows):
+            runs[seed] = rows
+    if not runs:
+        return None
+    finals, tests, steps, walls, curves = [], [], [], [], {}
+    for seed, rows in runs.items():
+        curves[seed] = curve(rows, doc.column)
+        finals.append(float(rows[-1][doc.column]))
+        if 'AverageTestEpRet' in rows[-1]:
+            tests.append(float(rows[-1]['AverageTestEpRet']))
+        steps.append(int(float(rows[-1]['TotalEnvInteracts'])))
+        walls.append(float(rows[-1]['Time']))
+    return dict(seeds=sorted(runs), curves=curves, final=(np.mean(finals), np.std(finals)),
+                test=(np.mean(tests), np.std(tests)) if tests else None,
+                steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
+
+
+def plot_document(doc, results, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for variant, res in results.items():
+        xs = sorted(set.intersection(*[set(c[0]) for c in res['curves'].values()]))
+        if not xs:
+            continue
+        ys = np.array([[dict(zip(*c))[x] for x in xs] for c in res['curves'].values()])
+        mean, std = ys.mean(axis=0), ys.std(axis=0)
+        line, = ax.plot(xs, mean, label='%s (%d seeds)' % (variant_label(doc, variant),
+                                                          len(res['seeds'])))
+        ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
+    ax.set_title('%s, %s' % (doc.title, env_of(doc)))
+    ax.set_xlabel('TotalEnvInteracts')
+    ax.set_ylabel('%s (mean ± std over seeds)' % doc.column)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_results(docs, seeds, args):
+    """Figures and ``RESULTS.md`` in ``plots/reproduce/<budget>/``; returns the table's
+    lines, or None when there was nothing to tabulate (an existing table is kept)."""
+    out = args.out or osp.join(HERE, args.budget)
+    lines = ['# The source documents side by side (%s budget)' % args.budget, '',
+             'Made by `python plots/reproduce.py --budget %s --seeds %d --workers 2`; '
+             'figures: `plots/reproduce/%s/<document>.png`. "Final" is the last epoch\'s '
+             'value, mean ± std over seeds. The column is the deterministic test return '
+             '(`AverageTestEpRet`) for the off-policy seeds, the training return '
+             '(`AverageEpRet`) for TRPO/NPG and for rllab (whose protocol tests only after '
+             'the last epoch: its "final test return" is that one evaluation of 10000 '
+             'steps). Wall time is the `Time` column of a run\'s last row, two runs at a '
+             'time on 2 cores. MuJoCo envs are `-v5`.' % (args.budget, len(seeds), args.budget),
+             '',
+             '| document | env | variant | seeds | steps | final (column) | final test return '
+             '| wall time / run | seed\'s reported figure |',
+             '|---|---|---|---|---|---|---|---|---|']
+    n_rows = 0
+    os.makedirs(out, exist_ok=True)
+    for doc in docs:
+        results = {}
+        for variant in VARIANTS:
+            res = summarize(doc, variant, seeds, args.budget, args.data_dir)
+            if res is None:
+                continue
+            results[variant] = res
+            steps = '%d' % res['steps'] if res['steps'] >= res['budget'] else \
+                '%d of %d (running)' % (res['steps'], res['budget'])
+            test = '%.1f ± %.1f' % res['test'] if res['test'] and res['test'][0] == \
+                res['test'][0] else '—'
+            lines.append('| %s | %s | `%s` | %s | %s | %.1f ± %.1f (%s) | %s | %.0f s | %s |' % (
+                doc.title, env_of(doc), variant_label(doc, variant),
+                ', '.join(str(s) for s in res['seeds']), steps, res['final'][0],
+                res['final'][1], doc.column, test, res['wall'], doc.reported or NO_FIGURE))
+            n_rows += 1
+        if results:
+            plot_document(doc, results, osp.join(out, '%s.png' % doc.key))
+    if not n_rows:
+        print('no finished epochs under %s: %s left as it is'
+              % (args.data_dir, osp.join(out, 'RESULTS.md')))
+        return None
+    with open(osp.join(out, 'RESULTS.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    print('\n'.join(lines))
+    return lines
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--budget', choices=['quick', 'full'], default='quick')
-    parser.add_argument('--seeds', type=int, default=3)
-    parser.add_argument('--data_dir', default=osp.join(ROOT, 'data', 'reproduce'))
-    parser.add_argument('--out', default=osp.join(ROOT, 'plots'))
-    parser.add_argument('--only', nargs='*', default=None,
-                        help='run only these envs (e.g. Pendulum-v1 CartPole-v1)')
-    parser.add_argument('--workers', default='1', help='variants at once (run.py --workers)')
-    parser.add_argument('--no-run', action='store_true', help='only plot and tabulate')
+    parser.add_argument('--budget', choices=['full', 'quick', 'tiny'], default='full')
+    parser.add_argument('--seeds', type=int, default=3, help='seeds 0 .. N-1')
+    parser.add_argument('--only', nargs='*', default=None, metavar='DOC',
+                        help='only these documents: ' + ', '.join(d.key for d in DOCUMENTS))
+    parser.add_argument('--workers', type=int, default=1, help='runs at once')
+    parser.add_argument('--data_dir', default=None,
+                        help='default plots/reproduce/data/<budget>')
+    parser.add_argument('--out', default=None, help='default plots/reproduce/<budget>')
+    parser.add_argument('--no-run', action='store_true', help='only draw and tabulate')
     args = parser.parse_args(argv)
-
-    variants = [v for v in VARIANTS if args.only is None or v[2] in args.only]
+    keys = [d.key for d in DOCUMENTS]
+    unknown = [k for k in args.only or [] if k not in keys]
+    if unknown or args.seeds < 1 or args.workers < 1:
+        parser.exit(2, 'error: %s\n' % ('unknown document %s; documents: %s'
+                                        % (', '.join(unknown), ', '.join(keys)) if unknown
+                                        else '--seeds and --workers must be at least 1'))
+    args.data_dir = args.data_dir or osp.join(HERE, 'data', args.budget)
+    docs = [d for d in DOCUMENTS if args.only is None or d.key in args.only]
     seeds = list(range(args.seeds))
-    wall = {}
+    code = 0
     if not args.no_run:
-        for algo, preset, env, quick in variants:
-            flags = quick if args.budget == 'quick' else []
-            n_epochs = expected_epochs(algo, preset, env, flags)
-            todo = [s for s in seeds
-                    if len(read_rows(osp.join(run_dir(args.data_dir, algo, preset, env, s),
-                                              'progress.txt'))) < n_epochs]
-            if not todo:
-                print('complete: %s on %s' % (variant_name(algo, preset), env))
-                continue
-            cmd = [sys.executable, osp.join(ROOT, 'run.py'), algo, '--env', env,
-                   '--exp_name', '%s_%s' % (variant_name(algo, preset), env),
-                   '--data_dir', args.data_dir, '--overwrite', 'True',
-                   '--seed'] + [str(s) for s in todo] + flags
-            if preset:
-                cmd[3:3] = ['--preset', preset]
-            if args.workers != '1' and len(todo) > 1:
-                cmd += ['--workers', args.workers]
-            print('running:', ' '.join(cmd[1:]), flush=True)
-            t0 = time.time()
-            subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
-                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
-            wall[(algo, preset, env)] = time.time() - t0
-    write_results(args, variants, seeds)
-    return 0
-
-
-def write_results(args, variants, seeds):
-    from spinup_tf.tools.plot import find_runs, make_plots
-    envs = []
-    for _, _, env, _ in variants:
-        if env not in envs:
-            envs.append(env)
-    lines = ['# Results: the source documents side by side', '',
-             'Made by `python plots/reproduce.py --budget %s --seeds %d --workers 2` (figures: '
-             '`plots/<env>.png`).' % (args.budget, args.seeds),
-             'Performance is AverageTestEpRet (deterministic test episodes) where the run has it, '
-             'else AverageEpRet; "final" is the last epoch, mean ± std over seeds.', '',
-             '| env | variant | seeds | steps | final performance | best epoch mean | wall time / run | reference |',
-             '|---|---|---|---|---|---|---|---|']
-    import numpy as np
-    for env in envs:
-        dirs = []
-        for algo, preset, e, _ in variants:
-            if e != env:
-                continue
-            finals, bests, steps, walls = [], [], [], []
-            for s in seeds:
-                d = run_dir(args.data_dir, algo, preset, env, s)
-                rows = read_rows(osp.join(d, 'progress.txt'))
-                if not rows:
-                    continue
-                key = 'AverageTestEpRet' if 'AverageTestEpRet' in rows[0] else 'AverageEpRet'
-                perf = [float(r[key]) for r in rows]
-                finals.append(perf[-1])
-                bests.append(perf)
-                steps.append(int(float(rows[-1]['TotalEnvInteracts'])))
-                walls.append(float(rows[-1]['Time']))
-                dirs.append(d)
-            if not finals:
-                continue
-            n = min(len(b) for b in bests)
-            best_mean = max(np.mean([b[i] for b in bests]) for i in range(n))
-            lines.append('| %s | %s | %d | %s | %.1f ± %.1f | %.1f | %.0f s | %s |' % (
-                env, variant_name(algo, preset), len(finals), max(steps), np.mean(finals),
-                np.std(finals), best_mean, np.mean(walls), REFERENCES.get((env, algo), '')))
-        if dirs:
-            parents = sorted({osp.dirname(d) for d in dirs})
-            runs = find_runs(parents)
-            make_plots(runs, 'TotalEnvInteracts', ['Performance'], False, 'mean', 1,
-                       osp.join(args.out, '%s.png' % env))
-    lines += [''] + ['* ' + n for n in NOTES]
-    with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
-        f.write('\n'.join(lines) + '\n')
-    print('\n'.join(lines))
+        code = run_all(docs, seeds, args)
+    write_results(docs, seeds, args)
+    return code
 
 
 if __name__ == '__main__':
