@@ -1,0 +1,112 @@
+"""plots/reproduce.py: the seeds' budgets, its commands (resume of a killed run), its table
+and figures from progress files, a whole tiny sitting, and --no-run never emptying a table."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def load():
+    spec = importlib.util.spec_from_file_location(
+        'reproduce', os.path.join(ROOT, 'plots', 'reproduce.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_full_budgets_are_the_seeds_own():
+    rp = load()
+    budget = {d.key: {v: (lambda e, s: (e * s, s))(*rp.variant_budget(d, v, 'full'))
+                      for v in rp.VARIANTS} for d in rp.DOCUMENTS}
+    expected = {'udemy': 500000, 'rllab-mxnet': 1000000, 'tensorlayer': 40000,
+                'blog-mountaincar': 200000, 'seed-000': 500000, 'trpo-blog': 200000,
+                'npg-blog': 200000}
+    for key, steps in expected.items():
+        assert {v: b[0] for v, b in budget[key].items()} == dict.fromkeys(rp.VARIANTS, steps)
+    assert budget['seed-000']['seed'][1] == 5000  # the Spinning Up code it copies
+    assert budget['rllab-mxnet']['seed'][1] == 1000 and budget['rllab-mxnet']['default'][1] == 4000
+
+
+def test_commands_name_the_variant_and_resume_a_killed_run(tmp_path):
+    rp = load()
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'tensorlayer')
+    seed, fixed, default = (rp.command(doc, v, 1, 'full', str(tmp_path)) for v in rp.VARIANTS)
+    assert seed[3:5] == ['--preset', 'tensorlayer'] and fixed[4] == 'tensorlayer-fixed'
+    assert default[3:5] == ['--env', 'Pendulum-v1'] and '--overwrite' in default
+    folder = rp.run_folder(str(tmp_path), doc, 'fixed', 1)
+    assert folder.endswith(os.path.join('td3_tensorlayer-fixed_Pendulum-v1',
+                                        'td3_tensorlayer-fixed_Pendulum-v1_s1'))
+    os.makedirs(os.path.join(folder, 'checkpoint'))
+    assert rp.command(doc, 'fixed', 1, 'full', str(tmp_path))[2:] == ['resume', folder]
+
+
+def _progress(path, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    header = ['Epoch', 'AverageEpRet', 'AverageTestEpRet', 'TotalEnvInteracts', 'Time']
+    with open(path, 'w') as f:
+        f.write('\t'.join(header) + '\n')
+        for r in rows:
+            f.write('\t'.join(str(r[k]) for k in header) + '\n')
+
+
+def test_table_and_figure_from_progress_files(tmp_path):
+    """Mean ± std over seeds of the last epoch; a run short of its budget is marked; the
+    jobs left are the unfinished runs."""
+    rp = load()
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'tensorlayer')
+    data = str(tmp_path / 'data')
+    for seed, final in ((0, -200.0), (1, -400.0)):
+        rows = [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=final if e == 10 else -1000,
+                     TotalEnvInteracts=4000 * e, Time=10 * e) for e in range(1, 11)]
+        _progress(os.path.join(rp.run_folder(data, doc, 'seed', seed), 'progress.txt'), rows)
+    _progress(os.path.join(rp.run_folder(data, doc, 'fixed', 0), 'progress.txt'),
+              [dict(Epoch=1, AverageEpRet=0, AverageTestEpRet=-900, TotalEnvInteracts=4000,
+                    Time=9)])
+    args = rp.main.__globals__['argparse'].Namespace(budget='full', data_dir=data,
+                                                      out=str(tmp_path / 'out'))
+    lines = rp.write_results([doc], [0, 1], args)
+    row = next(l for l in lines if '`--preset tensorlayer`' in l)
+    assert '| 0, 1 | 40000 | -300.0 ± 100.0 (AverageTestEpRet) |' in row
+    partial = next(l for l in lines if '`--preset tensorlayer-fixed`' in l)
+    assert '4000 of 40000 (running)' in partial
+    assert (tmp_path / 'out' / 'tensorlayer.png').stat().st_size > 1000
+    todo = [(d.key, v, s) for d, v, s in rp.jobs([doc], [0, 1], 'full', data)]
+    assert todo == [('tensorlayer', 'fixed', 0), ('tensorlayer', 'default', 0),
+                    ('tensorlayer', 'fixed', 1), ('tensorlayer', 'default', 1)]
+
+
+def test_no_run_without_data_leaves_the_table_alone(tmp_path, capsys):
+    rp = load()
+    out = tmp_path / 'out'
+    out.mkdir()
+    (out / 'RESULTS.md').write_text('committed table\n')
+    assert rp.main(['--no-run', '--data_dir', str(tmp_path / 'empty'), '--out', str(out)]) == 0
+    assert (out / 'RESULTS.md').read_text() == 'committed table\n'
+    assert 'left as it is' in capsys.readouterr().out
+
+
+def test_a_tiny_sitting_runs_the_three_variants_and_then_skips_them(tmp_path):
+    cmd = [sys.executable, os.path.join(ROOT, 'plots', 'reproduce.py'), '--budget', 'tiny',
+           '--only', 'trpo-blog', '--seeds', '1', '--workers', '2',
+           '--data_dir', str(tmp_path / 'data'), '--out', str(tmp_path / 'out')]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', MPLBACKEND='Agg')
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert '3 runs to do' in proc.stdout and proc.stdout.count(': done in') == 3
+    table = (tmp_path / 'out' / 'RESULTS.md').read_text()
+    for label in ('`--preset blog-cartpole`', '`--preset blog-cartpole-fixed`',
+                  '`trpo defaults`'):
+        assert label in table
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0 and '0 runs to do' in proc.stdout
+
+
+@pytest.mark.parametrize('bad', [['--only', 'nosuch'], ['--seeds', '0']])
+def test_bad_arguments_exit_2(bad):
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, 'plots', 'reproduce.py'),
+                           '--no-run'] + bad, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith('error: ')
