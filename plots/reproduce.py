@@ -61,6 +61,7 @@ DOCUMENTS = [
 ]
 VARIANTS = ('seed', 'fixed', 'default')
 TINY = dict(epochs=2, steps_per_epoch=200)
+LAST = 10  # epochs averaged in the "last 10 epochs" column
 NO_FIGURE = 'none: the seed text shows its results as a figure only'
 
 
@@ -194,15 +195,19 @@ def summarize(doc, variant, seeds, budget, data_dir):
             runs[seed] = rows
     if not runs:
         return None
-    finals, tests, steps, walls, curves = [], [], [], [], {}
+    finals, lasts, means, tests, steps, walls, curves = [], [], [], [], [], [], {}
     for seed, rows in runs.items():
         curves[seed] = curve(rows, doc.column)
         finals.append(float(rows[-1][doc.column]))
+        values = curves[seed][1] or [float('nan')]
+        lasts.append(np.mean(values[-LAST:]))
+        means.append(np.mean(values))
         if 'AverageTestEpRet' in rows[-1]:
             tests.append(float(rows[-1]['AverageTestEpRet']))
         steps.append(int(float(rows[-1]['TotalEnvInteracts'])))
         walls.append(float(rows[-1]['Time']))
     return dict(seeds=sorted(runs), curves=curves, final=(np.mean(finals), np.std(finals)),
+                last=(np.mean(lasts), np.std(lasts)), mean=(np.mean(means), np.std(means)),
                 test=(np.mean(tests), np.std(tests)) if tests else None,
                 steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
 
@@ -238,17 +243,19 @@ def write_results(docs, seeds, args):
     out = args.out or osp.join(HERE, args.budget)
     lines = ['# The source documents side by side (%s budget)' % args.budget, '',
              'Made by `python plots/reproduce.py --budget %s --seeds %d --workers 2`; '
-             'figures: `plots/reproduce/%s/<document>.png`. "Final" is the last epoch\'s '
-             'value, mean ± std over seeds. The column is the deterministic test return '
+             'figures: `plots/reproduce/%s/<document>.png`. Every figure is mean ± std over '
+             'seeds of one run\'s value: "final" its last epoch\'s, "last 10" the mean of its '
+             'last 10 epochs, "whole run" the mean of all its epochs (how fast it learned). '
+             'The column is the deterministic test return '
              '(`AverageTestEpRet`) for the off-policy seeds, the training return '
              '(`AverageEpRet`) for TRPO/NPG and for rllab (whose protocol tests only after '
              'the last epoch: its "final test return" is that one evaluation of 10000 '
              'steps). Wall time is the `Time` column of a run\'s last row, two runs at a '
              'time on 2 cores. MuJoCo envs are `-v5`.' % (args.budget, len(seeds), args.budget),
              '',
-             '| document | env | variant | seeds | steps | final (column) | final test return '
-             '| wall time / run | seed\'s reported figure |',
-             '|---|---|---|---|---|---|---|---|---|']
+             '| document | env | variant | seeds | steps | column | final | last 10 | '
+             'whole run | final test return | wall time / run | seed\'s reported figure |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|']
     n_rows = 0
     os.makedirs(out, exist_ok=True)
     for doc in docs:
@@ -262,10 +269,13 @@ def write_results(docs, seeds, args):
                 '%d of %d (running)' % (res['steps'], res['budget'])
             test = '%.1f ± %.1f' % res['test'] if res['test'] and res['test'][0] == \
                 res['test'][0] else '—'
-            lines.append('| %s | %s | `%s` | %s | %s | %.1f ± %.1f (%s) | %s | %.0f s | %s |' % (
-                doc.title, env_of(doc), variant_label(doc, variant),
-                ', '.join(str(s) for s in res['seeds']), steps, res['final'][0],
-                res['final'][1], doc.column, test, res['wall'], doc.reported or NO_FIGURE))
+            lines.append('| %s | %s | `%s` | %s | %s | %s | %.1f ± %.1f | %.1f ± %.1f | '
+                         '%.1f ± %.1f | %s | %.0f s | %s |' % (
+                             doc.title, env_of(doc), variant_label(doc, variant),
+                             ', '.join(str(s) for s in res['seeds']), steps, doc.column,
+                             res['final'][0], res['final'][1], res['last'][0], res['last'][1],
+                             res['mean'][0], res['mean'][1], test, res['wall'],
+                             doc.reported or NO_FIGURE))
             n_rows += 1
         if results:
             plot_document(doc, results, osp.join(out, '%s.png' % doc.key))

@@ -70,7 +70,7 @@ def test_table_and_figure_from_progress_files(tmp_path):
                                                       out=str(tmp_path / 'out'))
     lines = rp.write_results([doc], [0, 1], args)
     row = next(l for l in lines if '`--preset tensorlayer`' in l)
-    assert '| 0, 1 | 40000 | -300.0 ± 100.0 (AverageTestEpRet) |' in row
+    assert '| 0, 1 | 40000 | AverageTestEpRet | -300.0 ± 100.0 | -930.0 ± 10.0 |' in row
     partial = next(l for l in lines if '`--preset tensorlayer-fixed`' in l)
     assert '4000 of 40000 (running)' in partial
     assert (tmp_path / 'out' / 'tensorlayer.png').stat().st_size > 1000
