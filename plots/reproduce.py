@@ -61,6 +61,7 @@ DOCUMENTS = [
 ]
 VARIANTS = ('seed', 'fixed', 'default')
 TINY = dict(epochs=2, steps_per_epoch=200)
+LINESTYLES = dict(seed='-', fixed='--', default=':')
 LAST = 10  # epochs averaged in the "last 10 epochs" column
 NO_FIGURE = 'none: the seed text shows its results as a figure only'
 
@@ -224,8 +225,8 @@ def plot_document(doc, results, path):
             continue
         ys = np.array([[dict(zip(*c))[x] for x in xs] for c in res['curves'].values()])
         mean, std = ys.mean(axis=0), ys.std(axis=0)
-        line, = ax.plot(xs, mean, label='%s (%d seeds)' % (variant_label(doc, variant),
-                                                          len(res['seeds'])))
+        line, = ax.plot(xs, mean, linestyle=LINESTYLES[variant],  # equal curves stay visible
+                        label='%s (%d seeds)' % (variant_label(doc, variant), len(res['seeds'])))
         ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
     ax.set_title('%s, %s' % (doc.title, env_of(doc)))
     ax.set_xlabel('TotalEnvInteracts')
