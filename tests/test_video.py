@@ -60,40 +60,33 @@ def test_mujoco_and_pybullet_render_headless(monkeypatch, tmp_path, env_id, act_
     assert os.listdir(tmp_path) == ['v.mp4']  # no staging folder left
 
 
-def test_test_policy_video_file_and_folder(tmp_path):
-    """``test_policy DIR --video OUT.mp4``: one episode, EpLen + 1 frames at the env's fps;
-    ``--video FOLDER -n 2``: episode-0.mp4 and episode-1.mp4."""
-    r = _cli('ppo', '--env', 'CartPole-v1', '--epochs', '1', '--steps_per_epoch', '200',
-             '--data_dir', str(tmp_path), '--exp_name', 'cp')
+def test_videos_option_then_test_policy_video_file_and_folder(tmp_path):
+    """``videos=1`` (the udemy preset's) writes <run>/videos/episode-0.mp4 of the final
+    policy once training ends: Pendulum's 200-step episode, 201 frames at its 30 fps. Then
+    ``test_policy DIR --video OUT.mp4``: one episode, EpLen + 1 frames; ``--video FOLDER
+    -n 2``: episode-0.mp4 and episode-1.mp4."""
+    r = _cli('td3', '--env', 'Pendulum-v1', '--epochs', '1', '--steps_per_epoch', '300',
+             '--start_steps', '100', '--update_after', '100', '--num_test_episodes', '1',
+             '--hid', '[16]', '--videos', '1', '--data_dir', str(tmp_path), '--exp_name', 'pv')
     assert r.returncode == 0, r.stderr
-    run_dir = tmp_path / 'cp' / 'cp_s0'
+    run_dir = tmp_path / 'pv' / 'pv_s0'
+    frames, fps = _frames(run_dir / 'videos' / 'episode-0.mp4')
+    assert len(frames) == 201 and fps == 30
     r = _cli('test_policy', str(run_dir), '--video', str(tmp_path / 'out.mp4'), '--len', '15')
     assert r.returncode == 0, r.stderr
     assert 'EpLen 15' in r.stdout
-    frames, fps = _frames(tmp_path / 'out.mp4')
-    assert len(frames) == 16 and fps == 50  # CartPole's render_fps
+    assert len(_frames(tmp_path / 'out.mp4')[0]) == 16
     r = _cli('test_policy', str(run_dir), '--video', str(tmp_path / 'vids'), '-n', '2',
              '--len', '6')
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(tmp_path / 'vids')) == ['episode-0.mp4', 'episode-1.mp4']
     assert all(len(_frames(tmp_path / 'vids' / f)[0]) == 7
                for f in ('episode-0.mp4', 'episode-1.mp4'))
-    # A renderer that cannot start: one error line, exit 2, nothing written.
-    r = subprocess.run([sys.executable, os.path.join(ROOT, 'run.py'), 'test_policy',
-                        str(run_dir), '--video', str(tmp_path / 'bad' / 'x.mp4')],
-                       cwd=ROOT, env=dict(_headless(), SDL_VIDEODRIVER='nosuchdriver'),
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith('error: ')
-    assert 'Traceback' not in r.stderr
+
+
+def test_a_renderer_that_cannot_start_is_one_error_and_writes_nothing(monkeypatch, tmp_path):
+    from spinup_tf.utils.errors import UserInputError
+    monkeypatch.setenv('SDL_VIDEODRIVER', 'nosuchdriver')  # pygame cannot open a surface
+    with pytest.raises(UserInputError, match='could not render a frame'):
+        record_episodes('CartPole-v1', {}, lambda o: 0, str(tmp_path / 'bad' / 'x.mp4'))
     assert os.listdir(tmp_path / 'bad') == []
-
-
-def test_videos_option_records_the_final_policy_into_the_run_folder(tmp_path):
-    """``videos=1`` (the udemy preset's): <run>/videos/episode-0.mp4 once training ends;
-    Pendulum's 200-step episode gives 201 frames."""
-    r = _cli('td3', '--env', 'Pendulum-v1', '--epochs', '1', '--steps_per_epoch', '300',
-             '--start_steps', '100', '--update_after', '100', '--num_test_episodes', '1',
-             '--videos', '1', '--data_dir', str(tmp_path), '--exp_name', 'pv')
-    assert r.returncode == 0, r.stderr
-    frames, _ = _frames(tmp_path / 'pv' / 'pv_s0' / 'videos' / 'episode-0.mp4')
-    assert len(frames) == 201
