@@ -19,6 +19,15 @@ def pytest_configure(config):
         '`-m "not expensive"` leaves them out, `python -m pytest -q` (CI) runs them')
 
 
+def load_plot_script(name):
+    """The module of ``plots/<name>.py`` (the scripts are not a package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, 'plots', name + '.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_cli(*args, cwd=None, timeout=600):
     """Run ``python run.py ARGS`` in a subprocess; returns the CompletedProcess."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', MPLBACKEND='Agg')

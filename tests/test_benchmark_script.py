@@ -1,17 +1,12 @@
 """plots/benchmark.py: its reading of curves, and --no-run never replacing a table with an
 empty one."""
-import importlib.util
 import os
 
-from conftest import ROOT
+from conftest import ROOT, load_plot_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location(
-        'benchmark', os.path.join(ROOT, 'plots', 'benchmark.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_plot_script('benchmark')
 
 
 def test_value_at_a_checkpoint_is_the_mean_of_the_last_five_epochs_up_to_it():

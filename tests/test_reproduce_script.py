@@ -1,21 +1,16 @@
 """plots/reproduce.py: the seeds' budgets, its commands (resume of a killed run), its table
 and figures from progress files, a whole tiny sitting, and --no-run never emptying a table."""
-import importlib.util
 import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_plot_script
 
 
 def load():
-    spec = importlib.util.spec_from_file_location(
-        'reproduce', os.path.join(ROOT, 'plots', 'reproduce.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_plot_script('reproduce')
 
 
 def test_full_budgets_are_the_seeds_own():
