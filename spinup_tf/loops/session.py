@@ -112,10 +112,22 @@ class Setup:
 
     def count_vars(self, scopes, names):
         """Log ``Number of parameters: name: count ...`` for the trainable variables of each
-        scope (exact prefix), as Spinning Up does."""
-        from spinup_tf.utils.tf1 import count_vars
+        scope (exact prefix), as Spinning Up does. A scope with no variables is looked for
+        one level deeper (``main/q1`` as ``main/*/q1``: the udemy critic's
+        ``main/critic/q1``)."""
+        from spinup_tf.utils.tf1 import count_vars, get_trainable_vars
+        import numpy as np
+
+        def count(scope):
+            n = count_vars(scope)
+            if n or '/' not in scope:
+                return n
+            head, leaf = scope.rsplit('/', 1)
+            return int(sum(np.prod(v.shape.as_list()) for v in get_trainable_vars(head + '/')
+                           if v.name[len(head) + 1:].split('/')[1:2] == [leaf]))
+
         with self.graph.as_default():
-            counts = [count_vars(scope) for scope in scopes]
+            counts = [count(scope) for scope in scopes]
         self.logger.log('\nNumber of parameters: \t' + ', \t'.join(
             '%s: %d' % (name, n) for name, n in zip(names, counts)) + '\n')
 

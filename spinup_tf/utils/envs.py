@@ -2,8 +2,11 @@
 
 Every failure here is a ``UserInputError`` with a message fit to show a user as is.
 """
+import contextlib
 import difflib
 import importlib
+import os
+import sys
 
 import numpy as np
 import gymnasium as gym
@@ -38,19 +41,32 @@ ENV_PLUGINS = ('pybullet_envs_gymnasium',)
 
 def _import_env_plugins():
     import importlib
-    import os
     for module in ENV_PLUGINS:
-        # pybullet prints "argv[0]=" from C on import: keep it off the user's terminal.
-        saved = os.dup(1)
         try:
-            with open(os.devnull, 'w') as null:
-                os.dup2(null.fileno(), 1)
+            with c_output_silenced():  # pybullet's "pybullet build time: ..." banner
                 importlib.import_module(module)
         except ImportError:
             pass
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
+
+
+@contextlib.contextmanager
+def c_output_silenced(fds=(1, 2)):
+    """Send what C code writes to ``fds`` (stdout, stderr) to /dev/null for the block:
+    pybullet prints a banner on import and ``argv[0]=`` each time an env connects. Python's
+    own streams are flushed first, and exceptions still propagate."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(fd) for fd in fds]
+    try:
+        with open(os.devnull, 'w') as null:
+            for fd in fds:
+                os.dup2(null.fileno(), fd)
+            yield
+    finally:
+        _flush_c_streams()  # what C buffered goes to /dev/null, not later to the terminal
+        for fd, copy in zip(fds, saved):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def check_env_id(env_id):
@@ -83,6 +99,9 @@ def make_env(env_id, **kwargs):
     """``gym.make`` with a clear error for unknown ids and missing extras."""
     check_env_id(env_id)
     try:
+        if _is_plugin_env(env_id):  # pybullet's banner on import, "argv[0]=" on reset
+            with c_output_silenced():
+                return QuietReset(gym.make(env_id, **kwargs))
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as e:
         raise UserInputError('environment %r needs an extra package: %s' % (env_id, e)) from None
@@ -90,6 +109,29 @@ def make_env(env_id, **kwargs):
         missing = getattr(e, 'name', None) or str(e)
         raise UserInputError('environment %r needs the Python package %r, which is not '
                              'installed here' % (env_id, missing)) from None
+
+
+def _flush_c_streams():
+    try:
+        import ctypes
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
+class QuietReset(gym.Wrapper):
+    """An env whose ``reset`` (where pybullet connects and prints ``argv[0]=``) writes
+    nothing to the terminal."""
+
+    def reset(self, **kwargs):
+        with c_output_silenced():
+            return self.env.reset(**kwargs)
+
+
+def _is_plugin_env(env_id):
+    spec = gym.registry.get(env_id)
+    entry = getattr(spec, 'entry_point', '')
+    return isinstance(entry, str) and entry.split('.')[0] in ENV_PLUGINS
 
 
 def env_id_of(env):
