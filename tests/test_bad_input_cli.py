@@ -50,12 +50,29 @@ def test_ac_kwargs_are_checked_against_the_actor_critic(tmp_path, algo, env, ac_
     assert not any(files for _, _, files in os.walk(tmp_path))   # nothing written
 
 
+FAILING_BUILD = """
+import sys
+from spinup_tf.algos.td3 import td3
+from spinup_tf.utils.envs import EnvFn
+
+def failing_actor_critic(x, a, **kwargs):
+    raise ValueError('this actor-critic cannot be built')
+
+td3(EnvFn('Pendulum-v1'), actor_critic=failing_actor_critic, epochs=1, steps_per_epoch=200,
+    logger_kwargs=dict(output_dir=sys.argv[1], exp_name='x', quiet=True))
+"""
+
+
 def test_a_run_that_fails_building_its_graph_does_not_block_the_corrected_rerun(tmp_path):
-    """An actor_critic that raises while the graph is built (here a width TF refuses) leaves
-    no sign of a run, so the same folder takes the next run without --overwrite."""
-    bad = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--data_dir', tmp_path,
-                  '--exp_name', 'x', '--act', 'relu', '--hid', '[2147483647]')
-    assert bad.returncode != 0
+    """An actor_critic that raises while the graph is built leaves no sign of a run, so the
+    same folder takes the next run without --overwrite. (A width TF itself refuses,
+    --hid "[2147483647]", fails the same way but takes TF over a minute.)"""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    bad = subprocess.run([sys.executable, '-c', FAILING_BUILD, str(tmp_path / 'x' / 'x_s0')],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1 and 'cannot be built' in bad.stderr
     good = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--data_dir', tmp_path,
                    '--exp_name', 'x', '--hid', '[8]')
     assert good.returncode == 0, good.stderr[-2000:]

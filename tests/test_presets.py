@@ -191,14 +191,14 @@ def test_readme_lists_every_quirk_with_its_seed_line_and_flags():
 
 
 def test_fixed_preset_run_names_its_folder_and_records_preset_and_quirks(tmp_path):
-    import json
-    from conftest import run_cli
-    proc = run_cli('trpo', '--preset', 'blog-cartpole-fixed', '--epochs', '1',
-                   '--steps_per_epoch', '200', '--data_dir', tmp_path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    run_dir = tmp_path / 'trpo_blog-cartpole-fixed_CartPole-v1' / \
-        'trpo_blog-cartpole-fixed_CartPole-v1_s0'
-    config = json.loads((run_dir / 'config.json').read_text())
-    assert config['preset'] == 'blog-cartpole-fixed'
-    assert (config['reward_lag'], config['bootstrap_with_reward'],
-            config['timeout_is_terminal']) == (False, False, False)
+    """The plan of ``run.py trpo --preset blog-cartpole-fixed``: the folder is named after
+    the preset, the preset name goes to config.json (through logger_kwargs, as for
+    test_overwrite.py's preset run) and the quirk flags are at their fixed values."""
+    from spinup_tf.tools.cli import build_runs
+    plan = build_runs('trpo', ['--preset', 'blog-cartpole-fixed', '--data_dir', str(tmp_path)])
+    (e,) = plan.experiments
+    assert e.kwargs['logger_kwargs']['output_dir'].endswith(
+        'trpo_blog-cartpole-fixed_CartPole-v1/trpo_blog-cartpole-fixed_CartPole-v1_s0')
+    assert e.kwargs['logger_kwargs']['preset'] == 'blog-cartpole-fixed'
+    assert (e.kwargs['reward_lag'], e.kwargs['bootstrap_with_reward'],
+            e.kwargs['timeout_is_terminal']) == (False, False, False)
