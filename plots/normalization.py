@@ -60,12 +60,18 @@ def write_outputs(data_dir, seeds, epochs, out=HERE):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    table = []
+    import json
+    table, clipped = [], set()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for variant, label in VARIANTS.items():
         curves = []
         for seed in seeds:
             rows = read_rows(osp.join(run_folder(data_dir, variant, seed), 'progress.txt'))
+            try:  # runs from before --clip_actions existed clipped Box actions for env.step
+                with open(osp.join(run_folder(data_dir, variant, seed), 'config.json')) as f:
+                    clipped.add(json.load(f).get('clip_actions', True))
+            except (OSError, ValueError):
+                pass
             if rows:
                 curves.append(([float(r['TotalEnvInteracts']) for r in rows],
                                [float(r['AverageEpRet']) for r in rows]))
@@ -96,6 +102,11 @@ def write_outputs(data_dir, seeds, epochs, out=HERE):
                 '(64x64 tanh, 4000 steps per epoch). Final = mean of the last %d epochs\' '
                 '`AverageEpRet` (the env\'s own reward, also with `--normalize_rew`); '
                 'mean ± std over seeds (population std).\n\n' % (len(seeds), epochs, LAST))
+        f.write('Box actions sent to the env: %s.\n\n' % {
+            frozenset([True]): 'clipped to the bounds (these runs predate `--clip_actions`; '
+                               'Spinning Up, and this project since, send them as sampled)',
+            frozenset([False]): 'as sampled, as Spinning Up'}.get(
+                frozenset(clipped), 'clipped in some runs, as sampled in others'))
         f.write('| variant | seeds | steps | final AverageEpRet | per seed |\n|---|---|---|---|---|\n')
         f.write('\n'.join(table) + '\n\n![PPO HalfCheetah](ppo_halfcheetah.png)\n')
     print('wrote %s and %s' % (osp.join(out, 'ppo_halfcheetah.png'), osp.join(out, 'RESULTS.md')))

@@ -73,3 +73,47 @@ def test_timeout_is_terminal(monkeypatch, tmp_path, terminal):
         assert last_vals == [0.0] * 3  # no bootstrap from V at the time limit
     else:
         assert len(last_vals) == 3 and all(v != 0.0 for v in last_vals)  # V(s_T)
+
+
+class ActionRecordingEnv(gym.Env):
+    """A Box([-0.1, 0.1]) action space (so a Gaussian of std 0.6 leaves it at most steps);
+    records every action ``step`` receives."""
+
+    def __init__(self):
+        self.observation_space = Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
+        self.action_space = Box(-0.1, 0.1, shape=(1,), dtype=np.float32)
+        self.received = []
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, a):
+        self.received.append(float(np.asarray(a)[0]))
+        return np.zeros(1, np.float32), 0.0, False, len(self.received) % 5 == 0, {}
+
+
+@pytest.mark.parametrize('clip', [False, True])
+def test_box_actions_reach_the_env_as_sampled_unless_clip_actions(monkeypatch, tmp_path, clip):
+    """Spinning Up's env.step(a[0]): the sampled action as it is; clip_actions (SB3's way)
+    clips it to the bounds. The buffer stores the sampled action either way."""
+    envs, stored = [], []
+    store = GAEBuffer.store
+
+    def spy_store(self, obs, act, *args, **kw):
+        stored.append(float(np.asarray(act).ravel()[0]))
+        return store(self, obs, act, *args, **kw)
+    monkeypatch.setattr(GAEBuffer, 'store', spy_store)
+
+    def env_fn():
+        envs.append(ActionRecordingEnv())
+        return envs[-1]
+    trpo(env_fn, ac_kwargs=dict(hidden_sizes=(4,)), steps_per_epoch=20, epochs=1,
+         train_v_iters=1, clip_actions=clip,
+         logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
+    received = np.array(envs[-1].received)
+    assert len(received) == 20 and np.abs(np.array(stored)).max() > 0.1
+    if clip:
+        np.testing.assert_allclose(received, np.clip(stored, -0.1, 0.1), rtol=1e-6)
+    else:
+        np.testing.assert_allclose(received, stored, rtol=1e-6)

@@ -59,10 +59,20 @@ OPTIONS = dict(
     normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
     num_test_episodes=0,          # deterministic test episodes per epoch (mean / argmax action)
+    clip_actions=False,           # clip a Box action to its bounds for env.step (SB3's way)
     tensorboard=False,            # every progress column as a TensorBoard scalar too
 )
-"""The loop's options (flags of every on-policy algorithm besides its own parameters). The
-last three are the TRPO blog's (seed 004) quirks, which its preset switches on: it called
+"""The loop's options (flags of every on-policy algorithm besides its own parameters).
+
+``clip_actions``: Spinning Up sends the sampled Gaussian action to ``env.step`` as it is
+(its ``o, r, d, _ = env.step(a[0])``), and so does this loop by default; a MuJoCo env clamps
+the control itself but charges its control cost on the action it was given, so an
+unclipped action costs more (PPO on HalfCheetah-v5, seed 0, first epoch: AverageEpRet -389
+unclipped, -139 clipped). ``True`` clips it to the bounds first, as Stable-Baselines3 does.
+Either way the buffer stores the sampled action, whose log-likelihood the policy gave.
+
+``reward_lag``, ``bootstrap_with_reward`` and ``timeout_is_terminal`` are the TRPO blog's
+(seed 004) quirks, which its preset switches on: it called
 ``buf.store(o, a, r)`` before ``env.step`` (so each step stored the reward of the step
 before, 0 at an episode's start), ended a trajectory with ``last_val = r if d else V(o)``,
 and old gym's ``d`` was also true at the time limit."""
@@ -152,7 +162,8 @@ class Run:
         self.setup.count_vars(['pi', 'v'], ['pi', 'v'])
         sess = self.setup.start_session(inputs={'x': batch['x']}, outputs=saved)
         if 'mu' in saved:
-            self.test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space)
+            self.test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space,
+                                         self.options.clip_actions)
 
         # Every step, get: action, value, logprob (and the policy's info, for TRPO's KL)
         step, value = policy_step_fns(sess, batch['x'], [pi, v, logp_pi]
@@ -169,11 +180,11 @@ class Run:
         loop.run()
 
 
-def _test_policy(sess, x_ph, mu, space):
+def _test_policy(sess, x_ph, mu, space, clip):
     """``act(o)``: the deterministic action at one observation (a Box one clipped to the
-    bounds, as training's)."""
+    bounds when ``clip``, as training's)."""
     fn = sess.make_callable(mu, feed_list=[x_ph])
-    bounded = isinstance(space, Box) and np.all(np.isfinite(space.low)) and \
+    bounded = clip and isinstance(space, Box) and np.all(np.isfinite(space.low)) and \
         np.all(np.isfinite(space.high))
 
     def act(o):
@@ -416,8 +427,8 @@ class _Loop:
     def _loop(self):
         p, logger, env, buf, state = self.p, self.logger, self.env, self.buf, self.state
         space = env.action_space
-        clip = (isinstance(space, Box) and np.all(np.isfinite(space.low))
-                and np.all(np.isfinite(space.high)))
+        clip = (self.options.clip_actions and isinstance(space, Box)
+                and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)))
         start_time = time.time()
         if logger.resume:
             state.update(self.checkpointer.restore())
@@ -445,7 +456,8 @@ class _Loop:
             for t in range(state['t'], p.steps_per_epoch):
                 check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
                 a, v_t, logp_t, info_t = self.step(o)
-                # A Box action is clipped for the env but stored as sampled, so that its
+                # As Spinning Up, the sampled action goes to the env (clipped to a Box's
+                # bounds only with clip_actions) and is stored as sampled, so that its
                 # log-likelihood is the policy's.
                 o2, r, terminated, truncated, info = self.episode.step(
                     np.clip(a, space.low, space.high) if clip else a)
