@@ -21,16 +21,14 @@ Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 """
 import argparse
 import json
-import os
 import os.path as osp
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from reproduce import read_rows  # noqa: E402  (a progress file's rows as dicts, [] if none)
+from reproduce import read_rows, run_logged  # noqa: E402  (progress rows; a logged run)
 HERE = osp.join(ROOT, 'plots', 'benchmark')
 OFF_POLICY = ('ddpg', 'td3', 'sac')
 ON_POLICY = ('vpg', 'ppo', 'trpo')
@@ -89,10 +87,8 @@ def run_matrix(matrix, seeds, args):
         env, algo, seed, epochs = job
         cmd = command(env, algo, seed, epochs, args.data_dir)
         t0 = time.time()
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
-        status = 'done' if proc.returncode == 0 else 'exit %d: %s' % (
-            proc.returncode, (proc.stderr.strip().splitlines() or [''])[-1])
+        _, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_%s_s%d.log'
+                                             % (algo, env_id(env), seed)))
         print('%-5s %-12s seed %d: %s in %.0f s' % (algo, env, seed, status, time.time() - t0),
               flush=True)
 

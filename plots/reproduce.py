@@ -165,17 +165,32 @@ def run_all(docs, seeds, args):
         doc, variant, seed = job
         cmd = command(doc, variant, seed, args.budget, args.data_dir)
         t0 = time.time()
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
-        status = 'done' if proc.returncode == 0 else 'exit %d: %s' % (
-            proc.returncode, (proc.stderr.strip().splitlines() or [''])[-1])
+        code, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_s%d.log'
+                                                % (exp_name(doc, variant), seed)))
         print('%-17s %-8s seed %d: %s in %.0f s' % (doc.key, variant, seed, status,
                                                     time.time() - t0), flush=True)
-        return proc.returncode
+        return code
 
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
         codes = list(pool.map(one, todo))
     return 0 if all(c == 0 for c in codes) else 1
+
+
+def run_logged(cmd, log_path):
+    """Run ``cmd`` with its stderr appended to ``log_path`` (a file, not a pipe: a run goes
+    on, and can write its checkpoint on Ctrl-C, even if this script is killed). Returns
+    ``(exit code, 'done' or 'exit N: <last stderr line>')``."""
+    os.makedirs(osp.dirname(log_path), exist_ok=True)
+    with open(log_path, 'a') as log:
+        start = log.tell()
+        code = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log,
+                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')).returncode
+    if code == 0:
+        return code, 'done'
+    with open(log_path) as log:
+        log.seek(start)
+        lines = log.read().strip().splitlines()
+    return code, 'exit %d: %s (log: %s)' % (code, lines[-1] if lines else '', log_path)
 
 
 def curve(rows, column):

@@ -92,6 +92,10 @@ class Run:
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env, self.test_env = self.setup.envs
+        if self.options.videos and getattr(self.env, 'spec', None) is None:
+            raise UserInputError('--videos needs an env made by gymnasium.make (it records a '
+                                 'fresh one with render_mode="rgb_array"); this env_fn\'s env '
+                                 'has no spec')
         self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
         self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
         self.act_dim = self.act_low.shape[0]
