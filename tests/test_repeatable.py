@@ -1,6 +1,8 @@
 """Same seed, same ``progress.txt`` (apart from Time), for every preset on the default path,
-and for every algorithm on both engines; and each preset's run loads in ``test_policy`` and
-draws in ``plot``.
+and for every algorithm on both engines; and each preset's run loads in ``test_policy`` (and
+rllab's, with its extra columns, draws in ``plot``). Across processes, the same seed gives
+the same file too: test_resume_cli.py compares an uninterrupted run with a killed and resumed
+one.
 
 Two runs of a configuration are two variants of one grid that differ only in ``save_freq``
 (which changes when the model is saved, not a single number of the run), so one process runs
@@ -53,10 +55,11 @@ def test_every_preset_repeats_and_loads(tmp_path, algo, preset):
     run_dir = glob.glob(str(data / '*' / a))[0]
     proc = run_cli('test_policy', run_dir, '--episodes', '1', '--len', '50', '--norender')
     assert proc.returncode == 0, proc.stderr[-2000:]
-    png = tmp_path / 'curve.png'
-    proc = run_cli('plot', data, '--save', png)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert png.stat().st_size > 1000
+    if (algo, preset) == ('ddpg', 'rllab-mxnet'):  # plot reads any progress file; once here
+        png = tmp_path / 'curve.png'
+        proc = run_cli('plot', data, '--save', png)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert png.stat().st_size > 1000
 
 
 @pytest.mark.parametrize('algo,extra', [
