@@ -172,25 +172,16 @@ class Run:
     def record_videos(self, episodes):
         """``episodes`` deterministic episodes of the saved final policy, recorded to
         ``<run>/videos/episode-<i>.mp4`` (the udemy seed's ``monitor`` folder of videos)."""
-        from spinup_tf.tools.test_policy import load_policy, record_videos
+        from spinup_tf.tools.test_policy import load_env_spec, load_policy, record_videos
         out = self.logger.output_dir
+        env_id, env_kwargs = load_env_spec(out)  # as test_policy --video reads the run
         get_action, sess = load_policy(out)
         try:
-            record_videos(self.env.spec.id, env_kwargs_of(self.env), get_action,
+            record_videos(env_id, env_kwargs, get_action,
                           osp.join(out, 'videos'), episodes, self.p.max_ep_len,
                           self.p.seed + VIDEO_SEED_OFFSET)
         finally:
             sess.close()
-
-
-def env_kwargs_of(env):
-    """The keyword arguments ``env`` was made with beyond its registration's (the run's
-    ``--env_kwargs``), from its spec."""
-    import gymnasium as gym
-    spec = env.spec
-    registered = gym.spec(spec.id).kwargs
-    return {k: v for k, v in spec.kwargs.items()
-            if k != 'render_mode' and (k not in registered or registered[k] != v)}
 
 
 def counted_from(update, start):

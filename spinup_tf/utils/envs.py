@@ -40,7 +40,6 @@ ENV_PLUGINS = ('pybullet_envs_gymnasium',)
 
 
 def _import_env_plugins():
-    import importlib
     for module in ENV_PLUGINS:
         try:
             with c_output_silenced():  # pybullet's "pybullet build time: ..." banner
@@ -111,10 +110,15 @@ def make_env(env_id, **kwargs):
                              'installed here' % (env_id, missing)) from None
 
 
+_LIBC = []  # the C library, loaded once (a pybullet env resets every episode)
+
+
 def _flush_c_streams():
     try:
-        import ctypes
-        ctypes.CDLL(None).fflush(None)
+        if not _LIBC:
+            import ctypes
+            _LIBC.append(ctypes.CDLL(None))
+        _LIBC[0].fflush(None)
     except (OSError, AttributeError):
         pass
 
