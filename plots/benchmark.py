@@ -210,6 +210,18 @@ def main(argv=None):
         print('error: unknown env %s; choose from %s' % (', '.join(bad), ', '.join(sorted(known))),
               file=sys.stderr)
         return 2
+    bad = [a for a in args.algos or () if a not in OFF_POLICY + ON_POLICY]
+    if bad:
+        print('error: unknown algorithm %s; choose from %s'
+              % (', '.join(bad), ', '.join(OFF_POLICY + ON_POLICY)), file=sys.stderr)
+        return 2
+    if min(args.seeds, args.workers) < 1:
+        print('error: --seeds and --workers must be at least 1', file=sys.stderr)
+        return 2
+    if min(args.budget_off, args.budget_on) < STEPS_PER_EPOCH:
+        print('error: --budget_off and --budget_on must be at least one epoch (%d steps)'
+              % STEPS_PER_EPOCH, file=sys.stderr)
+        return 2
     matrix = {env: tuple(args.algos) if args.algos else DEFAULT_MATRIX[env] for env in args.envs}
     seeds = list(range(args.seeds))
     if not args.no_run:

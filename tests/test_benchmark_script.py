@@ -36,3 +36,16 @@ def test_commands_resume_a_run_with_a_checkpoint(tmp_path):
     os.makedirs(os.path.join(folder, 'checkpoint'))
     assert bm.command('Hopper', 'td3', 0, 75, str(tmp_path))[2:] == ['resume', folder]
     assert '[64,32]' in bm.command('Hopper', 'ppo', 0, 750, str(tmp_path))
+
+
+def test_bad_matrix_input_is_one_error_line_and_exit_2(tmp_path, capsys):
+    bm = load()
+    for argv, words in [(['--envs', 'Swimmer'], 'unknown env Swimmer'),
+                        (['--algos', 'a2c'], 'unknown algorithm a2c'),
+                        (['--seeds', '0'], '--seeds and --workers'),
+                        (['--workers', '0'], '--seeds and --workers'),
+                        (['--budget_off', '100'], 'at least one epoch')]:
+        assert bm.main(argv + ['--data_dir', str(tmp_path), '--out', str(tmp_path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith('error: ') and words in err[0], err
+    assert os.listdir(str(tmp_path)) == []  # nothing run, nothing written
