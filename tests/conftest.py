@@ -1,7 +1,13 @@
 """Shared test set-up: quiet TensorFlow, headless matplotlib, repo root importable."""
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 import pytest
 
@@ -28,13 +34,140 @@ def load_plot_script(name):
     return module
 
 
-def run_cli(*args, cwd=None, timeout=600):
-    """Run ``python run.py ARGS`` in a subprocess; returns the CompletedProcess."""
+def cli_env():
+    """The environment of the tests' CLI calls: quiet TensorFlow, no display."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', MPLBACKEND='Agg')
     env.pop('DISPLAY', None)
-    return subprocess.run([sys.executable, os.path.join(ROOT, 'run.py')] + [str(a) for a in args],
-                          cwd=cwd or ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return env
+
+
+class _Zygote:
+    """One ``tests/cli_zygote.py`` process, which forks one CLI process at a time."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, 'tests', 'cli_zygote.py')],
+            cwd=ROOT, env=cli_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, bufsize=0)
+        self.pending = b''
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def reply(self, deadline=None):
+        """The next JSON line from the zygote; None if ``deadline`` passes first."""
+        fd = self.proc.stdout.fileno()
+        while b'\n' not in self.pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], wait)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError('tests/cli_zygote.py ended unexpectedly')
+            self.pending += chunk
+        line, self.pending = self.pending.split(b'\n', 1)
+        return json.loads(line)
+
+    def fork(self, **request):
+        """Start the request's process; returns its pid."""
+        self.proc.stdin.write((json.dumps(request) + '\n').encode())
+        return self.reply()['pid']
+
+
+class _Zygotes:
+    """The zygotes of this test process: an idle one serves the next call, a new one starts
+    when all are busy (a started process holds its zygote until it has been waited for)."""
+
+    def __init__(self):
+        self.idle = []
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            while self.idle:
+                zygote = self.idle.pop()
+                if zygote.alive():
+                    return zygote
+        return _Zygote()
+
+    def give_back(self, zygote):
+        with self.lock:
+            self.idle.append(zygote)
+
+
+_zygotes = _Zygotes()
+
+
+def _forked_run(args, cwd, env, timeout):
+    zygote = _zygotes.take()
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = os.path.join(tmp, 'stdout'), os.path.join(tmp, 'stderr')
+        pid = zygote.fork(args=args, cwd=cwd, env=env, stdout=out, stderr=err)
+        done = zygote.reply(time.monotonic() + timeout)
+        if done is None:  # the child and its grid workers, as subprocess.run would
+            os.killpg(pid, signal.SIGKILL)
+            zygote.reply()
+        stdout, stderr = (open(f, encoding='utf-8', errors='replace').read()
+                          for f in (out, err))
+    _zygotes.give_back(zygote)
+    if done is None:
+        raise subprocess.TimeoutExpired(args, timeout, stdout, stderr)
+    return subprocess.CompletedProcess(args, done['returncode'], stdout, stderr)
+
+
+class ForkedProcess:
+    """A CLI process started by :func:`start_cli`, used like a ``subprocess.Popen`` with
+    ``stdin`` and ``stdout`` pipes (text): ``pid``, ``send_signal``, ``wait``, ``returncode``."""
+
+    def __init__(self, zygote, pid, stdin, stdout, fifo_dir):
+        self.zygote, self.pid, self.stdin, self.stdout = zygote, pid, stdin, stdout
+        self.fifo_dir, self.returncode = fifo_dir, None
+
+    def send_signal(self, sig):
+        if self.returncode is None:
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            done = self.zygote.reply(None if timeout is None else time.monotonic() + timeout)
+            if done is None:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            self.returncode = done['returncode']
+            _zygotes.give_back(self.zygote)
+            self.fifo_dir.cleanup()
+        return self.returncode
+
+
+def start_cli(script, args, env, stderr_path):
+    """``python SCRIPT ARGS`` (a script that ends in ``run.py``, such as
+    ``tests/sentinel_run.py``) started from a zygote, with pipes for stdin and stdout and its
+    stderr written to ``stderr_path``; returns its :class:`ForkedProcess`."""
+    zygote = _zygotes.take()
+    fifo_dir = tempfile.TemporaryDirectory()
+    fifo_in, fifo_out = (os.path.join(fifo_dir.name, n) for n in ('stdin', 'stdout'))
+    os.mkfifo(fifo_in)
+    os.mkfifo(fifo_out)
+    pid = zygote.fork(script=str(script), args=[str(a) for a in args], cwd=ROOT, env=dict(env),
+                      stdin=fifo_in, stdout=fifo_out, stderr=str(stderr_path))
+    stdin = open(fifo_in, 'w')  # the child opens its ends in this order too
+    stdout = open(fifo_out, 'r')
+    return ForkedProcess(zygote, pid, stdin, stdout, fifo_dir)
+
+
+def run_cli(*args, cwd=None, env=None, timeout=600, fresh=False):
+    """``python run.py ARGS`` in ``cwd`` (the repo root) with ``env`` (``cli_env()``);
+    returns the CompletedProcess (text stdout and stderr).
+
+    The call is a child forked from ``tests/cli_zygote.py``, which has the imports done;
+    ``fresh=True`` starts a new interpreter instead, for a test of the start-up itself.
+    """
+    args = [str(a) for a in args]
+    cwd = str(cwd or ROOT)
+    env = cli_env() if env is None else dict(env)
+    if not fresh:
+        return _forked_run(args, cwd, env, timeout)
+    return subprocess.run([sys.executable, os.path.join(ROOT, 'run.py')] + args,
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

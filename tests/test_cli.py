@@ -22,8 +22,11 @@ def _assert_clean_error(proc, *needles):
 
 
 def test_run_plot_test_policy_end_to_end(tmp_path):
+    # Each command in a fresh interpreter, as a user runs them (the other CLI tests fork theirs
+    # from a process that has the imports done: conftest.run_cli).
     data = tmp_path / 'data'
-    proc = run_cli('td3', '--env', 'Pendulum-v1', '--seed', '0', '1', '--data_dir', data, *TINY)
+    proc = run_cli('td3', '--env', 'Pendulum-v1', '--seed', '0', '1', '--data_dir', data, *TINY,
+                   fresh=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = sorted(os.listdir(data / 'td3_Pendulum-v1'))
     assert runs == ['td3_Pendulum-v1_s0', 'td3_Pendulum-v1_s1']
@@ -37,11 +40,11 @@ def test_run_plot_test_policy_end_to_end(tmp_path):
     assert len(rows) == 3 and rows[0].startswith('Epoch\tAverageEpRet')
 
     png = tmp_path / 'curve.png'
-    proc = run_cli('plot', data, '--save', png)
+    proc = run_cli('plot', data, '--save', png, fresh=True)
     assert proc.returncode == 0, proc.stderr
     assert png.stat().st_size > 1000
 
-    proc = run_cli('test_policy', run0, '--episodes', '2', '--norender')
+    proc = run_cli('test_policy', run0, '--episodes', '2', '--norender', fresh=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count('EpRet') >= 3 and 'Mean EpRet' in proc.stdout
 

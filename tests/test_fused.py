@@ -74,9 +74,10 @@ class StoreLog:
         return {k: np.concatenate(v) for k, v in self.values.items()}
 
 
-def run_both(got, n_updates):
+def run_both(got, n_updates, fused_again=False):
     """Run ``n_updates`` plain updates and the same updates in one fused window, from the
-    same start; return the variables and diagnostics of each."""
+    same start; return the variables and diagnostics of each (and, with ``fused_again``,
+    of the same window run once more from the same start)."""
     run, update = got['run'], got['update']
     with run.graph.as_default():
         plain = off_policy.PlainUpdates(update, got['batch'])
@@ -110,7 +111,14 @@ def run_both(got, n_updates):
         v.load(value, sess)
     updater(n_updates)
     after_fused = sess.run(variables)
-    return variables, start, (after_plain, plain_log.flat()), (after_fused, fused_log.flat())
+    result = variables, start, (after_plain, plain_log.flat()), (after_fused, fused_log.flat())
+    if fused_again:
+        for v, value in zip(variables, start):
+            v.load(value, sess)
+        fused_log.values = {}
+        updater(n_updates)
+        result += ((sess.run(variables), fused_log.flat()),)
+    return result
 
 
 def _shapes(diagnostics):
@@ -167,7 +175,10 @@ def test_td3_updates_the_policy_every_policy_delay_updates(monkeypatch, tmp_path
 def test_window_repeats_exactly(monkeypatch, tmp_path):
     """Same inputs, same window, twice: identical bits (no race between overlapped ops)."""
     got = capture(monkeypatch, tmp_path, 'td3', policy_delay=3)
-    variables, _, _, first = run_both(got, 9)
-    _, _, _, second = run_both(got, 9)
+    variables, start, _, first, second = run_both(got, 9, fused_again=True)
+    assert any(not np.array_equal(a, b) for a, b in zip(start, first[0]))
     for a, b in zip(first[0], second[0]):
         np.testing.assert_array_equal(a, b)
+    assert sorted(first[1]) == sorted(second[1])
+    for k in first[1]:
+        np.testing.assert_array_equal(first[1][k], second[1][k], err_msg=k)

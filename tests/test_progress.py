@@ -2,13 +2,11 @@
 (``spinup_tf.utils.progress``)."""
 import io
 import os
-import subprocess
-import sys
 from types import SimpleNamespace
 
+from conftest import run_cli
 from spinup_tf.utils.progress import Progress, results_summary, short_config
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Clock:
@@ -82,11 +80,9 @@ def test_summary_names_the_folder_the_model_and_the_progress_file(tmp_path):
 
 def test_a_run_prints_short_config_progress_and_summary(tmp_path):
     env = dict(os.environ, SPINUP_PROGRESS_EVERY='0', MPLBACKEND='Agg')
-    proc = subprocess.run(
-        [sys.executable, os.path.join(REPO, 'run.py'), 'ppo', '--env', 'CartPole-v1',
-         '--epochs', '2', '--steps_per_epoch', '100', '--hid', '[8]', '--train_pi_iters', '2',
-         '--train_v_iters', '2', '--data_dir', str(tmp_path), '--exp_name', 'p'],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    proc = run_cli('ppo', '--env', 'CartPole-v1', '--epochs', '2', '--steps_per_epoch', '100',
+                   '--hid', '[8]', '--train_pi_iters', '2', '--train_v_iters', '2',
+                   '--data_dir', tmp_path, '--exp_name', 'p', env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     run = os.path.join(str(tmp_path), 'p', 'p_s0')
     assert 'Config: ppo CartPole-v1 | ac_kwargs=' in proc.stdout

@@ -4,17 +4,17 @@ No clock decides where the run is when the test acts: the run is started through
 tests/sentinel_run.py, which holds it inside a chosen env step (a fixed number of steps after
 progress.txt has a given number of rows) and says so on stdout; the test reads the run's stdout
 line by line until that line, then acts on a run that is known to be mid-epoch and waiting.
+Each run is a process of its own, forked from a process that has done the imports
+(conftest.start_cli), so a kill or a signal reaches it as it would reach ``python run.py``.
 """
 import csv
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, start_cli
 from sentinel_run import SENTINEL
 
 TINY = ['--env', 'Pendulum-v1', '--epochs', '5', '--steps_per_epoch', '300',
@@ -44,11 +44,7 @@ def _start_held(args, run, rows, steps, stderr_path):
     A run that ends without reaching the hold fails the test (its stdout closes)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', SPINUP_TEST_HOLD='%d,%d' % (rows, steps),
                SPINUP_TEST_HOLD_PROGRESS=os.path.join(run, 'progress.txt'))
-    with open(stderr_path, 'w') as err:
-        proc = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, 'tests', 'sentinel_run.py')] +
-            [str(a) for a in args], cwd=ROOT, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=err, text=True)
+    proc = start_cli(os.path.join(ROOT, 'tests', 'sentinel_run.py'), args, env, stderr_path)
     for line in proc.stdout:  # blocking reads: no poll interval, no timing assumption
         if line.strip() == SENTINEL:
             return proc

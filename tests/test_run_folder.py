@@ -1,10 +1,8 @@
 """A run folder is owned by one process: a second run or resume into it stops with one
 error line and exit 2, touching nothing; the lock dies with its process."""
 import os
-import subprocess
-import sys
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, start_cli
 from sentinel_run import SENTINEL
 
 TINY = ['--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '200',
@@ -26,11 +24,9 @@ def test_second_process_on_a_busy_run_folder_is_refused(tmp_path):
     run = tmp_path / 'x' / 'x_s0'
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', SPINUP_TEST_HOLD='1,5',
                SPINUP_TEST_HOLD_PROGRESS=str(run / 'progress.txt'))
-    first = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, 'tests', 'sentinel_run.py'), 'td3', *TINY,
-         '--exp_name', 'x', '--data_dir', str(tmp_path)],
-        cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, text=True)
+    first = start_cli(os.path.join(ROOT, 'tests', 'sentinel_run.py'),
+                      ['td3', *TINY, '--exp_name', 'x', '--data_dir', tmp_path], env,
+                      tmp_path / 'first_stderr.txt')
     try:
         for line in first.stdout:  # hold inside epoch 2, epoch 1 written
             if SENTINEL in line:

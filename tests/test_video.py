@@ -2,15 +2,13 @@
 videos, headless, for classic-control, MuJoCo and pybullet envs. Each video is decoded and
 its frames counted: the reset frame and one per step."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from conftest import run_cli
 from spinup_tf.tools.video import record_episodes, video_paths
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _frames(path):
@@ -30,9 +28,7 @@ def _headless():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, 'run.py')] + list(args),
-                          cwd=ROOT, env=_headless(), capture_output=True, text=True,
-                          timeout=300)
+    return run_cli(*args, env=_headless(), timeout=300)
 
 
 def test_video_paths():
