@@ -98,11 +98,11 @@ class _Zygotes:
 _zygotes = _Zygotes()
 
 
-def _forked_run(args, cwd, env, timeout):
+def _forked_run(script, args, cwd, env, timeout):
     zygote = _zygotes.take()
     with tempfile.TemporaryDirectory() as tmp:
         out, err = os.path.join(tmp, 'stdout'), os.path.join(tmp, 'stderr')
-        pid = zygote.fork(args=args, cwd=cwd, env=env, stdout=out, stderr=err)
+        pid = zygote.fork(script=script, args=args, cwd=cwd, env=env, stdout=out, stderr=err)
         done = zygote.reply(time.monotonic() + timeout)
         if done is None:  # the child and its grid workers, as subprocess.run would
             os.killpg(pid, signal.SIGKILL)
@@ -165,7 +165,7 @@ def run_cli(*args, cwd=None, env=None, timeout=600, fresh=False):
     cwd = str(cwd or ROOT)
     env = cli_env() if env is None else dict(env)
     if not fresh:
-        return _forked_run(args, cwd, env, timeout)
+        return _forked_run(os.path.join(ROOT, 'run.py'), args, cwd, env, timeout)
     return subprocess.run([sys.executable, os.path.join(ROOT, 'run.py')] + args,
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
