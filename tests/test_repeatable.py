@@ -4,12 +4,16 @@ rllab's, with its extra columns, draws in ``plot``). Across processes, the same 
 the same file too: test_resume_cli.py compares an uninterrupted run with a killed and resumed
 one.
 
+The algorithm test also checks each algorithm's progress columns, TensorBoard events and that
+the saved model reloads (what the plain ``run.py ALGO`` runs of test_cli.py checked before).
+
 Two runs of a configuration are two variants of one grid that differ only in ``save_freq``
 (which changes when the model is saved, not a single number of the run), so one process runs
 both, each in a fresh graph.
 """
 import csv
 import glob
+import os
 
 import pytest
 
@@ -63,15 +67,24 @@ def test_every_preset_repeats_and_loads(tmp_path, algo, preset):
         assert png.stat().st_size > 1000
 
 
-@pytest.mark.parametrize('algo,extra', [
-    ('td3', ['--policy_delay', '3']), ('ddpg', []), ('sac', ['--alpha', 'auto']),
-    ('ppo', []), ('vpg', []), ('trpo', []), ('npg', [])])
-def test_every_algorithm_repeats_on_both_engines(tmp_path, algo, extra):
+@pytest.mark.parametrize('algo,env,extra,keys', [
+    ('td3', 'Pendulum-v1', ['--policy_delay', '3'], ['AverageQ1Vals', 'LossPi']),
+    ('ddpg', 'Pendulum-v1', ['--tensorboard', 'True'], ['AverageQVals', 'LossPi', 'LossQ']),
+    ('sac', 'Pendulum-v1', ['--alpha', 'auto'], ['Alpha', 'AverageLogPi', 'LossQ1', 'LossQ2']),
+    ('ppo', 'Pendulum-v1', ['--train_pi_iters', '5'], ['ClipFrac', 'StopIter', 'Entropy']),
+    ('vpg', 'CartPole-v1', [], ['AverageVVals', 'Entropy', 'KL']),
+    ('trpo', 'CartPole-v1', [], ['AverageVVals', 'KL', 'BacktrackIters', 'DeltaLossV']),
+    ('npg', 'Pendulum-v1', [], ['AverageVVals', 'KL', 'DeltaLossPi'])])
+def test_every_algorithm_repeats_on_both_engines(tmp_path, algo, env, extra, keys):
+    """Each algorithm, on both engines (Spinning Up's plain loop and the fused one): the
+    same seed repeats; the progress file has the algorithm's columns; TensorBoard gets its
+    event file; each engine's saved model reloads and acts (in-process; the test_policy
+    command itself: the preset test above and test_cli.py)."""
     data = tmp_path / 'data'
     if algo in ON_POLICY:
-        args = ['--env', 'CartPole-v1'] + TINY_ON
+        args = ['--env', env] + TINY_ON + ['--train_v_iters', '5']
     else:
-        args = ['--env', 'Pendulum-v1', '--hid', '[32,32]'] + TINY_OFF
+        args = ['--env', env, '--hid', '[32,32]'] + TINY_OFF
     proc = run_cli(algo, '--seed', '3', '--fused', 'True', 'False', '--save_freq', '1', '2',
                    '--data_dir', data, *args, *extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -81,3 +94,26 @@ def test_every_algorithm_repeats_on_both_engines(tmp_path, algo, extra):
     plain = sorted(k for k in runs if k not in fused)
     assert len(fused) == len(plain) == 2, sorted(runs)
     assert_pairs_repeat(runs, [tuple(fused), tuple(plain)])
+    for name in (fused[0], plain[0]):
+        header = runs[name][0]
+        assert header[0] == 'Epoch' and all(k in header for k in keys), header
+        assert ('BacktrackIters' in header) == (algo == 'trpo')
+        run_dir = glob.glob(str(data / '*' / name))[0]
+        if '--tensorboard' in extra:
+            assert any(f.startswith('events.out.tfevents')
+                       for f in os.listdir(os.path.join(run_dir, 'tensorboard')))
+        _assert_reloads_and_acts(run_dir)
+
+
+def _assert_reloads_and_acts(run_dir):
+    from spinup_tf.tools.test_policy import load_policy, load_env_spec, run_policy
+    from spinup_tf.utils.envs import make_env
+    get_action, sess = load_policy(run_dir)
+    env_id, env_kwargs = load_env_spec(run_dir)
+    env = make_env(env_id, **env_kwargs)
+    try:
+        returns, lengths = run_policy(env, get_action, max_ep_len=50, num_episodes=1, seed=0)
+    finally:
+        env.close()
+        sess.close()
+    assert len(returns) == 1 and 0 < lengths[0] <= 50
