@@ -170,6 +170,13 @@ def run_cli(*args, cwd=None, env=None, timeout=600, fresh=False):
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def run_script(script, *args, cwd=None, timeout=600):
+    """``python SCRIPT ARGS``, forked from a zygote as :func:`run_cli` does; returns the
+    CompletedProcess."""
+    return _forked_run(str(script), [str(a) for a in args], str(cwd or ROOT), cli_env(),
+                       timeout)
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -67,11 +67,10 @@ def test_a_run_that_fails_building_its_graph_does_not_block_the_corrected_rerun(
     """An actor_critic that raises while the graph is built leaves no sign of a run, so the
     same folder takes the next run without --overwrite. (A width TF itself refuses,
     --hid "[2147483647]", fails the same way but takes TF over a minute.)"""
-    import subprocess
-    import sys
-    from conftest import ROOT
-    bad = subprocess.run([sys.executable, '-c', FAILING_BUILD, str(tmp_path / 'x' / 'x_s0')],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    from conftest import run_script
+    script = tmp_path / 'failing_build.py'
+    script.write_text(FAILING_BUILD)
+    bad = run_script(script, tmp_path / 'x' / 'x_s0')
     assert bad.returncode == 1 and 'cannot be built' in bad.stderr
     good = run_cli('td3', '--env', 'Pendulum-v1', *QUICK, '--data_dir', tmp_path,
                    '--exp_name', 'x', '--hid', '[8]')
