@@ -15,7 +15,8 @@ Every run is one folder ``plots/benchmark/data/<env>/<algo>_<env>_s<seed>/``. A 
 ``run.py resume``; anything else starts afresh. So the matrix can run across sittings: stop
 it at any time and start it again. ``--no-run`` only redraws the figures
 (``plots/benchmark/<env>.png``) and ``plots/benchmark/RESULTS.md`` from the progress files,
-and never replaces a table with an empty one.
+and never replaces a table with an empty one. Figures and table always cover every run in
+the data folder, whichever ``--envs``/``--algos`` this call ran.
 
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 """
@@ -126,7 +127,27 @@ def ratio(ours, published):
     return '%.2f' % (ours / published) if published > 0 else '–'
 
 
-def write_outputs(matrix, seeds, args):
+def outputs_matrix(data_dir, seeds):
+    """Every env x algorithm with a progress file in ``data_dir``, in the benchmark's order:
+    the figures and the table always show all the runs made, not only those of this call
+    (``--envs Walker2d --algos ppo`` must not drop HalfCheetah's rows from RESULTS.md)."""
+    out = {}
+    for env in DEFAULT_MATRIX:
+        algos = tuple(a for a in OFF_POLICY + ON_POLICY if curves(data_dir, env, a, seeds))
+        if algos:
+            out[env] = algos
+    return out
+
+
+def band(ratio_text):
+    """'below 80 %' / 'above 120 %' for a ratio outside [0.8, 1.2], else ''."""
+    if ratio_text == '–':
+        return ''
+    r = float(ratio_text)
+    return 'below 80 %' if r < 0.8 else 'above 120 %' if r > 1.2 else ''
+
+
+def write_outputs(seeds, args):
     import numpy as np
     import matplotlib
     matplotlib.use('Agg')
@@ -134,7 +155,7 @@ def write_outputs(matrix, seeds, args):
     ref = reference()
     checkpoints = ref['checkpoints']
     rows = []
-    for env, algos in matrix.items():
+    for env, algos in outputs_matrix(args.data_dir, seeds).items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         drawn = False
         for i, algo in enumerate(algos):
@@ -176,11 +197,15 @@ def write_outputs(matrix, seeds, args):
              'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
              'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
              '(a ratio to a negative return means nothing); the difference is always given.', '',
-             '| env | algo | step | seeds | ours | Spinning Up | ratio | ours − Spinning Up |',
-             '|---|---|---|---|---|---|---|---|']
+             'Outside: where the ratio is below 0.8 or above 1.2 (the closing note of issue 17 '
+             'gives the reason found for each such row).', '',
+             '| env | algo | step | seeds | ours | Spinning Up | ratio | ours − Spinning Up '
+             '| outside |',
+             '|---|---|---|---|---|---|---|---|---|']
     for env, algo, step, n, mean, std, su in rows:
-        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %s | %+.0f |' % (
-            env_id(env), algo, step // 1000, n, mean, std, su, ratio(mean, su), mean - su))
+        r = ratio(mean, su)
+        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %s | %+.0f | %s |' % (
+            env_id(env), algo, step // 1000, n, mean, std, su, r, mean - su, band(r)))
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
@@ -226,7 +251,7 @@ def main(argv=None):
     seeds = list(range(args.seeds))
     if not args.no_run:
         run_matrix(matrix, seeds, args)
-    write_outputs(matrix, seeds, args)
+    write_outputs(seeds, args)
     return 0
 
 

@@ -49,3 +49,32 @@ def test_bad_matrix_input_is_one_error_line_and_exit_2(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith('error: ') and words in err[0], err
     assert os.listdir(str(tmp_path)) == []  # nothing run, nothing written
+
+
+def write_run(bm, data_dir, env, algo, seed, value, epochs=25):
+    folder = bm.run_folder(data_dir, env, algo, seed)
+    os.makedirs(folder)
+    column = 'AverageTestEpRet' if algo in bm.OFF_POLICY else 'AverageEpRet'
+    with open(os.path.join(folder, 'progress.txt'), 'w') as f:
+        f.write('Epoch\tTotalEnvInteracts\t%s\n' % column)
+        for e in range(1, epochs + 1):
+            f.write('%d\t%d\t%s\n' % (e, 4000 * e, value))
+
+
+def test_table_covers_every_run_in_the_data_folder_and_marks_rows_outside_80_120(tmp_path):
+    bm = load()
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    os.makedirs(out)
+    for seed in range(2):
+        write_run(bm, data, 'HalfCheetah', 'td3', seed, 5579 * 0.5)  # half Spinning Up's
+        write_run(bm, data, 'Hopper', 'ppo', seed, 207)                 # equal
+    # A call about Hopper only still writes HalfCheetah's rows (they are in the data folder).
+    assert bm.main(['--no-run', '--envs', 'Hopper', '--data_dir', data, '--out', out]) == 0
+    table = open(os.path.join(out, 'RESULTS.md')).read()
+    rows = {tuple(c.strip() for c in line.split('|')[1:4]): line for line in table.splitlines()
+            if line.startswith('| ') and '-v5' in line}
+    assert set(rows) == {('HalfCheetah-v5', 'td3', '100k'), ('Hopper-v5', 'ppo', '100k')}
+    assert '| 2790 ± 0 | 5579 | 0.50 |' in rows['HalfCheetah-v5', 'td3', '100k']
+    assert rows['HalfCheetah-v5', 'td3', '100k'].rstrip().endswith('| below 80 % |')
+    assert rows['Hopper-v5', 'ppo', '100k'].rstrip().endswith('| 1.00 | +0 |  |')
+    assert sorted(os.listdir(out)) == ['HalfCheetah.png', 'Hopper.png', 'RESULTS.md']
