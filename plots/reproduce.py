@@ -22,7 +22,9 @@ Then it writes, in ``plots/reproduce/<budget>/``, one figure per document (``<do
 the three variants' mean curves with a band of one standard deviation over seeds, the
 y axis naming the column plotted) and ``RESULTS.md``: per document and variant, the seeds,
 the steps reached, the final value of that column and of the test return, mean ± std over
-seeds, the wall time of a run, and the seed's own reported figure. ``--no-run`` only draws and
+seeds, the wall time of a run, and the seed's own reported figure. The figures and table
+cover every document with runs in the data folder (``--only`` restricts what is run), and a
+row counts only the finished seeds once one has finished. ``--no-run`` only draws and
 tabulates, and leaves a table in place when there is nothing to put in it.
 """
 import argparse
@@ -201,7 +203,11 @@ def curve(rows, column):
 
 
 def summarize(doc, variant, seeds, budget, data_dir):
-    """Per-variant results: the seeds' curves of ``doc.column`` and final values, or None."""
+    """Per-variant results: the seeds' curves of ``doc.column`` and final values, or None.
+
+    Once one seed has finished its budget, only the finished seeds count: a "final" value
+    averages runs at the same step, never a finished run with one still under way. Before
+    that, the runs so far are shown (the steps column then says "running")."""
     import numpy as np
     epochs, spe = variant_budget(doc, variant, budget)
     runs = {}
@@ -211,6 +217,8 @@ def summarize(doc, variant, seeds, budget, data_dir):
             runs[seed] = rows
     if not runs:
         return None
+    finished = {s: rows for s, rows in runs.items() if trained_epochs(rows) >= epochs}
+    runs = finished or runs
     finals, lasts, means, tests, steps, walls, curves = [], [], [], [], [], [], {}
     for seed, rows in runs.items():
         curves[seed] = curve(rows, doc.column)
@@ -330,7 +338,9 @@ def main(argv=None):
     code = 0
     if not args.no_run:
         code = run_all(docs, seeds, args)
-    write_results(docs, seeds, args)
+    # The table covers every document with runs in the data folder, not only --only's: a
+    # sitting on one document must not drop the others' rows from RESULTS.md.
+    write_results(DOCUMENTS, seeds, args)
     return code
 
 

@@ -100,6 +100,28 @@ def test_a_tiny_sitting_runs_the_three_variants_and_then_skips_them(tmp_path):
     assert proc.returncode == 0 and '0 runs to do' in proc.stdout
 
 
+def test_only_finished_seeds_count_once_one_has_finished_and_only_keeps_other_rows(tmp_path):
+    """A seed still running does not enter the mean beside a finished one, and a sitting
+    with --only on one document keeps the other documents' rows in RESULTS.md."""
+    rp = load()
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    tensorlayer, trpo = (next(d for d in rp.DOCUMENTS if d.key == k)
+                         for k in ('tensorlayer', 'trpo-blog'))
+    for seed, epochs, final in ((0, 10, -200.0), (1, 3, -1000.0)):  # seed 1 still running
+        rows = [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=final,
+                     TotalEnvInteracts=4000 * e, Time=10 * e) for e in range(1, epochs + 1)]
+        _progress(os.path.join(rp.run_folder(data, tensorlayer, 'seed', seed), 'progress.txt'),
+                  rows)
+    _progress(os.path.join(rp.run_folder(data, trpo, 'seed', 0), 'progress.txt'),
+              [dict(Epoch=e, AverageEpRet=500, AverageTestEpRet='nan', TotalEnvInteracts=4000 * e,
+                    Time=e) for e in range(1, 51)])
+    assert rp.main(['--no-run', '--only', 'trpo-blog', '--data_dir', data, '--out', out]) == 0
+    lines = open(os.path.join(out, 'RESULTS.md')).read().splitlines()
+    row = next(l for l in lines if '`--preset tensorlayer`' in l)
+    assert '| 0 | 40000 | AverageTestEpRet | -200.0 ± 0.0 |' in row  # seed 1 left out
+    assert any('`--preset blog-cartpole`' in l and '| 500.0 ± 0.0 |' in l for l in lines)
+
+
 @pytest.mark.parametrize('bad', [['--only', 'nosuch'], ['--seeds', '0']])
 def test_bad_arguments_exit_2(bad):
     proc = subprocess.run([sys.executable, os.path.join(ROOT, 'plots', 'reproduce.py'),
