@@ -82,6 +82,36 @@ def test_rllab_graph_concatenates_the_action_late(monkeypatch, tmp_path):
             assert 0.008 < k.std() < 0.012  # N(0, 0.01)
 
 
+def test_rllab_q_network_sees_actions_normalised_to_unit_range():
+    """rllab's normalize(env): Q(x, a) in env units is the network on a / half_range (2 on
+    this space), the same network that unit_actions=False feeds with a itself; q_pi is Q at
+    the policy's own action."""
+    from spinup_tf.reproductions.networks import rllab_ddpg_actor_critic
+    rng = np.random.RandomState(0)
+    x_val = rng.randn(64, OBS).astype(np.float32)
+    a_val = rng.uniform(-2, 2, size=(64, ACT)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, (None, OBS))
+        a = tf.placeholder(tf.float32, (None, ACT))
+        with tf.variable_scope('unit'):
+            pi, q, q_pi = rllab_ddpg_actor_critic(x, a, action_space=SPACE, init_std=0.3)
+        with tf.variable_scope('env'):
+            _, q_env, _ = rllab_ddpg_actor_critic(x, a, action_space=SPACE, init_std=0.3,
+                                                  unit_actions=False)
+        sess = make_session()
+        sess.run(tf.global_variables_initializer())
+        sess.run([tf.assign(e, u) for u, e in zip(get_trainable_vars('unit'),
+                                                  get_trainable_vars('env'))])
+        got, same = sess.run([q, q_env], {x: x_val, a: a_val})
+        _, as_unit = sess.run([q, q_env], {x: x_val, a: a_val / 2.0})
+        np.testing.assert_allclose(got, as_unit, rtol=1e-5, atol=1e-6)
+        assert np.abs(got - same).max() > 1e-3  # env units would be another function
+        pi_val, q_pi_val = sess.run([pi, q_pi], {x: x_val})
+        assert np.abs(pi_val).max() <= 2.0 and np.abs(pi_val).max() > 1.0
+        np.testing.assert_allclose(q_pi_val, sess.run(q, {x: x_val, a: pi_val}), rtol=1e-5,
+                                   atol=1e-6)
+
+
 def test_reward_normalisation_by_hand():
     r = np.array([1.0, 2.0, 3.0, 10.0], dtype=np.float32)
     expected = (r - r.mean()) / (r.std() + 1e-6)

@@ -74,14 +74,31 @@ def tensorlayer_td3_actor_critic(x, a, hidden_sizes=(32, 32), activation=tf.nn.r
 
 
 def rllab_ddpg_actor_critic(x, a, hidden_sizes=(32, 32), activation=tf.nn.relu,
-                            output_activation=tf.tanh, action_space=None, init_std=0.01):
+                            output_activation=tf.tanh, action_space=None, init_std=0.01,
+                            unit_actions=True):
     """The MXNet rllab-style DDPG's networks (seed 002): policy obs→32→32→tanh, Q obs→32→32,
     then the action concatenated →32→1; kernels ~ N(0, ``init_std``) (MXNet's
     ``initializer.Normal()``), biases zero. Returns ``pi, q, q_pi`` like
-    :func:`mlp_ddpg_actor_critic`."""
+    :func:`mlp_ddpg_actor_critic`.
+
+    ``unit_actions``: the seed's run script wraps its env in rllab's ``normalize(env)``, so
+    both networks work on actions in ``[-1, 1]`` and the env maps them onto its bounds. Here
+    the buffer and the env keep env units (``a``, ``pi``: ``(batch, act_dim)`` in
+    ``[low, high]``), and the Q network is fed ``u = (a - center) / half_range``, the
+    action rllab's Q sees; ``q_pi`` takes the policy's tanh output ``u_pi`` itself, so
+    ``pi = center + half_range * u_pi``. With ``unit_actions=False`` the Q network sees env
+    units (``half_range`` times larger inputs: 3x on InvertedPendulum).
+    """
     act_dim = a.shape.as_list()[-1]
     w_init = tf.random_normal_initializer(0.0, init_std)
     h1, h2 = hidden_sizes[0], hidden_sizes[-1]
+    if unit_actions:
+        low = np.asarray(action_space.low, dtype=np.float32)
+        high = np.asarray(action_space.high, dtype=np.float32)
+        center, half_range = (high + low) / 2.0, (high - low) / 2.0
+        to_q_input = lambda act: (act - center) / half_range  # noqa: E731
+    else:
+        to_q_input = lambda act: act  # noqa: E731
 
     def q(inp_x, inp_a):
         net = mlp(inp_x, [h1, h2], activation, activation, kernel_initializer=w_init)
@@ -91,12 +108,13 @@ def rllab_ddpg_actor_critic(x, a, hidden_sizes=(32, 32), activation=tf.nn.relu,
                           axis=1)
 
     with tf.variable_scope('pi'):
-        pi = scale_to_bounds(mlp(x, [h1, h2, act_dim], activation, output_activation,
-                                 kernel_initializer=w_init), action_space)
+        u_pi = mlp(x, [h1, h2, act_dim], activation, output_activation,
+                   kernel_initializer=w_init)
+        pi = scale_to_bounds(u_pi, action_space)
     with tf.variable_scope('q'):
-        q_val = q(x, a)
+        q_val = q(x, to_q_input(a))
     with tf.variable_scope('q', reuse=True):
-        q_pi = q(x, pi)
+        q_pi = q(x, u_pi if unit_actions else pi)
     return pi, q_val, q_pi
 
 
