@@ -274,7 +274,7 @@ def write_results(docs, seeds, args):
              '(`AverageTestEpRet`) for the off-policy seeds, the training return '
              '(`AverageEpRet`) for TRPO/NPG and for rllab (whose protocol tests only after '
              'the last epoch: its "final test return" is that one evaluation of 10000 '
-             'steps). Wall time is the `Time` column of a run\'s last row, two runs at a '
+             'episodes). Wall time is the `Time` column of a run\'s last row, two runs at a '
              'time on 2 cores. MuJoCo envs are `-v5`.' % (args.budget, len(seeds), args.budget),
              '',
              '| document | env | variant | seeds | steps | column | final | last 10 | '

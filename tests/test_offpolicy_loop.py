@@ -207,26 +207,34 @@ def _rows(path):
     return [dict(zip(header, line.split('\t'))) for line in lines[1:]]
 
 
-def test_rllab_evaluates_once_after_the_last_epoch_until_eval_samples(tmp_path):
-    """eval_samples (seed 002 lines 443-455): no test episodes until the last epoch, then
-    whole episodes until they hold at least eval_samples steps: 4-step episodes, 10 samples
-    -> 3 episodes (12 steps)."""
-    logger_dir = tmp_path
-    _run(logger_dir, lambda: LineEnv(terminate_at=4), steps=8, epochs=3, eval_samples=10)
-    rows = _rows(logger_dir)
+def test_rllab_evaluates_once_after_the_last_epoch_with_eval_samples_episodes(tmp_path,
+                                                                             monkeypatch):
+    """eval_samples (seed 002 lines 443-455, and the MXNet utils' sample_rewards, one
+    rollout per sample): no test episodes until the last epoch, then eval_samples episodes,
+    of at most max_ep_len steps."""
+    from spinup_tf.loops import off_policy
+    lengths = []
+    real = off_policy.run_test_episodes
+    monkeypatch.setattr(off_policy, 'run_test_episodes', lambda *a, **k: (
+        lengths.append(a[2]), real(*a, **k)))
+    _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=8, epochs=3, eval_samples=7,
+         rllab_logging=True)
+    rows = _rows(tmp_path)
+    assert lengths == [7]  # one evaluation, at the last epoch, of 7 episodes
     assert [r['AverageTestEpRet'] for r in rows[:2]] == ['nan', 'nan']
     assert float(rows[2]['AverageTestEpRet']) == 4.0 and float(rows[2]['TestEpLen']) == 4.0
 
 
-def test_test_episodes_continue_until_min_steps():
+def test_test_episodes_and_their_discounted_returns():
     from spinup_tf.loops.evaluation import run_test_episodes
     logger = SimpleNamespace(epoch_dict={})
     logger.store = lambda **kw: [logger.epoch_dict.setdefault(k, []).append(v)
                                  for k, v in kw.items()]
     env = gym.wrappers.TimeLimit(LineEnv(terminate_at=4), max_episode_steps=100)
-    run_test_episodes(env, lambda o: np.zeros(1), 1, 100, 0, {}, logger, min_steps=9,
-                      discount=0.5)
-    assert logger.epoch_dict['TestEpLen'] == [4, 4, 4]  # 12 >= 9 steps; 8 would not do
+    run_test_episodes(env, lambda o: np.zeros(1), 3, 100, 0, {}, logger, discount=0.5)
+    assert logger.epoch_dict['TestEpLen'] == [4, 4, 4]
+    run_test_episodes(env, lambda o: np.zeros(1), 2, 3, 0, {}, logger)  # max_ep_len 3
+    assert logger.epoch_dict['TestEpLen'][3:] == [3, 3]
     # rllab's discount_return: sum_t gamma^t r_t = 1 + .5 + .25 + .125
     np.testing.assert_allclose(logger.epoch_dict['TestEpDiscRet'], [1.875] * 3)
 

@@ -48,7 +48,7 @@ def test_every_preset_repeats_and_loads(tmp_path, algo, preset):
     data = tmp_path / 'data'
     tiny = TINY_ON if algo in ON_POLICY else TINY_OFF
     extra = {'udemy': ['--videos', '0'],  # its videos: test_video.py
-             'rllab-mxnet': ['--eval_samples', '300']}.get(preset, [])  # not 10000 steps
+             'rllab-mxnet': ['--eval_samples', '3']}.get(preset, [])  # not 10000 episodes
     proc = run_cli(algo, '--preset', preset, '--seed', '3', '--save_freq', '1', '2',
                    '--data_dir', data, *tiny, *extra)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -18,10 +18,8 @@ BEST_SUFFIX = '_best'
 TEST_SEED_OFFSET = 10000
 
 
-def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps=0,
-                      discount=None):
-    """``n`` episodes of ``act(o)`` on ``test_env``, then more until they hold at least
-    ``min_steps`` steps in all (rllab's ``eval_samples``); each is stored as ``TestEpRet``
+def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount=None):
+    """``n`` episodes of ``act(o)`` on ``test_env``; each is stored as ``TestEpRet``
     and ``TestEpLen``, and with a ``discount`` gamma also as ``TestEpDiscRet``
     :math:`= \\sum_t \\gamma^t r_t` (rllab's ``discount_return``). The first reset of the
     run (``state['test_seeded']`` False) seeds the env with ``seed + 10000``; later ones
@@ -36,7 +34,7 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_ste
     seeded = state.get('test_seeded')
     rng = test_env.unwrapped.np_random.bit_generator.state if seeded else None
     try:
-        _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps, discount)
+        _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount)
     except KeyboardInterrupt:
         for k, count in stored.items():
             if k in logger.epoch_dict:
@@ -47,9 +45,8 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_ste
         raise
 
 
-def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps, discount):
-    episodes, steps = 0, 0
-    while episodes < n or steps < min_steps:
+def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount):
+    for _ in range(n):
         if not state.get('test_seeded'):
             o = seed_env(test_env, seed + TEST_SEED_OFFSET)
             state['test_seeded'] = True
@@ -68,7 +65,6 @@ def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, min_steps,
         logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
         if discount is not None:
             logger.store(TestEpDiscRet=ep_disc_ret)
-        episodes, steps = episodes + 1, steps + ep_len
 
 
 def save_best(logger):

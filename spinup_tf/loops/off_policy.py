@@ -48,7 +48,7 @@ OPTIONS = dict(
     noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
     test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
-    eval_samples=None,            # test only after the last epoch, >= this many steps (rllab)
+    eval_samples=None,            # test only after the last epoch, this many episodes (rllab)
     cumulative_es_stats=False,    # rllab's Es* columns over every episode so far (rllab)
     store_unclipped_actions=False,  # noisy actions reach env and buffer unclipped (TensorLayer)
     videos=0,                     # deterministic episodes recorded to <run>/videos/ at the end
@@ -378,16 +378,17 @@ class Loop:
     def test_agent(self, epoch):
         """The epoch's deterministic test episodes: ``num_test_episodes`` of them; with
         ``eval_samples`` (rllab's protocol, seed 002 lines 443-455) none until the last epoch,
-        and then whole episodes until they hold at least ``eval_samples`` steps."""
+        and then ``eval_samples`` episodes: the seed's ``sample_rewards(env, policy,
+        eval_samples, max_path_length)`` (the MXNet example's ``utils.py``) runs one rollout
+        per sample."""
         p, o = self.p, self.options
-        n, min_steps = p.num_test_episodes, 0
+        n = p.num_test_episodes
         if o.eval_samples:
             if epoch != p.epochs:
                 return
-            n, min_steps = 0, o.eval_samples
+            n = o.eval_samples
         run_test_episodes(self.test_env, self.act, n, p.max_ep_len, p.seed, self.state,
-                          self.logger, min_steps=min_steps,
-                          discount=self.discount if o.rllab_logging else None)
+                          self.logger, discount=self.discount if o.rllab_logging else None)
 
     def run_updates(self, n_steps):
         self.update_window(n_steps * self.options.updates_per_step)

@@ -51,7 +51,8 @@ PRESETS = {
                    "in InvertedPendulum units (noise_in_unit_actions); the transition that hits "
                    "the path horizon is not stored (include_horizon_terminal=False: "
                    "keep_truncated=False); one evaluation, after the last epoch, of whole "
-                   "episodes until 10000 steps (eval_samples), with AverageDiscountedReturn; "
+                   "episodes of up to 100 steps (eval_samples: the MXNet utils' sample_rewards runs one "
+                   "rollout per sample), with AverageDiscountedReturn; "
                    "Es* statistics over the whole run (cumulative_es_stats); policy obs-32-32-tanh, Q obs-32-32 then the action "
                    "concatenated -32-1, both on the normalised actions (ac_kwargs unit_actions), "
                    "kernels ~ N(0, 0.01); batch 32, policy lr 1e-4, "
@@ -149,8 +150,9 @@ QUIRKS = {
         Quirk(dict(eval_samples=10000), dict(eval_samples=None),
               'seed 002 lines 29, 443-455 (`if epoch == self.n_epochs - 1:` ... '
               '`sample_rewards(..., eval_samples=self.eval_samples, ...)`)',
-              'test episodes only after the last epoch, whole episodes until they hold '
-              '10000 steps (the other rows have NaN test columns)'),
+              'test episodes only after the last epoch, 10000 of them (the MXNet '
+              "example's `utils.sample_rewards` runs one rollout per sample; the other rows "
+              'have NaN test columns)'),
         Quirk(dict(cumulative_es_stats=True), dict(cumulative_es_stats=False),
               'seed 002 lines 103, 309, 495-511 (`self.strategy_path_returns` is appended to '
               'and never cleared)',
