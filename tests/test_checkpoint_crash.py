@@ -96,7 +96,7 @@ def test_a_crash_before_any_file_operation_leaves_one_complete_checkpoint(tmp_pa
     epoch = counters['epoch']
     expected = {1: 1.0, 2: 2.0}[epoch]         # all parts from one save, never a mix
     assert fresh.get() == expected and buffer.x == expected
-    assert float(fresh.epoch_dict['EpRet'][0][0]) == expected
+    assert float(fresh.epoch_dict['EpRet'][0]) == expected
     assert fresh.truncated_to == epoch
     # checkpoint/ wins while it is complete; once it is set aside, the complete new copy.
     assert epoch == (2 if op in ('into place', 'delete old') else 1)

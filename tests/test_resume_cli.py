@@ -181,3 +181,30 @@ def test_ctrl_c_in_a_test_phase_stops_at_the_next_step_and_drops_its_episodes(tm
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]
     _assert_same_rows(_rows(whole), _rows(run), 2)
+
+
+def test_sigterm_mid_epoch_then_resume_repeats_the_run_exactly_with_rllab_columns(tmp_path):
+    """SIGTERM inside epoch 2, after several episodes of it (20-step paths): the checkpoint
+    holds the epoch's stored values, and the resumed run reads them one per episode again
+    (rllab's cumulative Es returns, the live line's episode count), so it writes the same
+    progress.txt as the run without a break."""
+    args = ['ddpg', '--preset', 'rllab-mxnet', '--env', 'Pendulum-v1', '--epochs', '3',
+            '--steps_per_epoch', '300',
+            '--update_after', '100', '--max_ep_len', '20', '--eval_samples', '2', '--seed', '3']
+    whole = tmp_path / 'whole' / 'x' / 'x_s3'
+    res = run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole')
+    assert res.returncode == 0, res.stderr[-2000:]
+    run = tmp_path / 'cut' / 'x' / 'x_s3'
+    proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
+                       rows=1, steps=150, stderr_path=tmp_path / 'stderr.txt')
+    proc.send_signal(signal.SIGTERM)
+    proc.stdin.close()
+    proc.stdout.read()
+    proc.wait()
+    proc.stdout.close()
+    assert proc.returncode == 128 + signal.SIGTERM
+    res = run_cli('resume', run)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rows = _rows(run)
+    assert float(rows[1]['AverageEsReturn']) == float(_rows(whole)[1]['AverageEsReturn'])
+    _assert_same_rows(_rows(whole), rows, 3)

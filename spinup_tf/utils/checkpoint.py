@@ -240,7 +240,11 @@ class Checkpointer:
         if self.buffer is not None:
             self.buffer.load_state_dict({k[len('buffer/'):]: v for k, v in arrays.items()
                                          if k.startswith('buffer/')})
-        self.logger.epoch_dict = {k[len('epoch_dict/'):]: [v] for k, v in arrays.items()
+        # One item per value, in the saved dtype: what was stored one scalar at a time
+        # (EpRet: one per episode) is counted and read as such again (the live line's
+        # episodes, rllab's cumulative Es returns), and an array store's statistics are the
+        # same numbers as without the interruption.
+        self.logger.epoch_dict = {k[len('epoch_dict/'):]: list(v) for k, v in arrays.items()
                                   if k.startswith('epoch_dict/')}
         self.logger.truncate_progress(counters['epoch'])
         return counters
