@@ -159,6 +159,37 @@ def test_rllab_drops_the_transition_at_the_horizon(tmp_path, graph_buffer):
     assert list(obs2) == [1, 2, 3, 4] * 3
 
 
+@pytest.mark.parametrize('graph_buffer', [False, True])
+def test_mxnet_memory_bootstraps_across_paths_after_a_dropped_horizon(tmp_path, graph_buffer):
+    """bootstrap_across_paths (seed 002's ReplayMem: next observation = obss[idx + 1]): with
+    the horizon transition dropped, the path's last stored transition (obs 3) takes the next
+    path's first observation (0) as its next one, not done; the others keep theirs."""
+    env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
+    buf = None
+    if graph_buffer:
+        from spinup_tf.utils.tf1 import tf, make_session
+        from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+        graph = tf.Graph()
+        with graph.as_default():
+            buf = GraphReplayBuffer(1, 1, 1000)
+            sess = make_session(graph)
+        buf.attach(sess)
+    buf, _ = _run(tmp_path, env_fn, steps=15, buf=buf, keep_truncated=False,
+                  bootstrap_across_paths=True)
+    if graph_buffer:
+        buf.flush()
+        state = buf.state_dict()
+        idxs = np.flatnonzero(state['valid'])
+        obs1, obs2, done = state['obs'][idxs, 0], state['obs'][idxs + 1, 0], state['done'][idxs]
+    else:
+        obs1, obs2, done = _transitions(buf)
+    assert list(obs1) == [0, 1, 2, 3] * 3
+    # The third path's last transition has no next path yet: it still reads its own (4).
+    assert list(obs2) == [1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4]
+    assert not np.any(done)
+    assert buf.size == 12
+
+
 def test_noise_in_unit_actions_is_sigma_times_the_half_range():
     """rllab normalises actions to [-1, 1], so its OU sigma acts on that scale: in env units
     the noise is sigma * (high - low) / 2 (x3 on InvertedPendulum's [-3, 3])."""

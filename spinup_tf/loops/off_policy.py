@@ -47,6 +47,8 @@ OPTIONS = dict(
     update_count_from=0,          # j of a window's first update (1: the TensorLayer seed's)
     noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
+    bootstrap_across_paths=False,  # without it, the transition before bootstraps from the
+                                   # next path's first observation (the MXNet seed's memory)
     test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
     eval_samples=None,            # test only after the last epoch, this many episodes (rllab)
     cumulative_es_stats=False,    # rllab's Es* columns over every episode so far (rllab)
@@ -476,7 +478,8 @@ class Loop:
             # through it.
             truncated = truncated or ep_len == p.max_ep_len
             if truncated and not terminated and not self.options.keep_truncated:
-                replay_buffer.end_episode()  # rllab drops the transition at the horizon
+                # rllab drops the transition at the horizon
+                replay_buffer.end_episode(keep_stub=not self.options.bootstrap_across_paths)
             else:
                 replay_buffer.store(o, a, r, o2, float(terminated),
                                     episode_end=terminated or truncated)

@@ -51,10 +51,19 @@ class RingLayout:
         self.filled = min(max(self.filled, slot + step), n)
         return slot, nxt
 
-    def end_episode(self):
+    def end_episode(self, keep_stub=True):
         """End the episode without storing its last transition (rllab's
         ``include_horizon_terminal=False``): the slot at the pointer, which holds the last
-        stored transition's next observation, becomes the episode's stub."""
+        stored transition's next observation, becomes the episode's stub.
+
+        ``keep_stub=False`` is the MXNet seed's memory (seed 002), which stores observations
+        only and takes a transition's next observation from the next sample stored
+        (``ReplayMem.get_batch``: ``obss[idx + 1]``): the pointer stays, the next episode's
+        first observation overwrites that slot, and the last stored transition of this
+        episode then bootstraps from it. (Until that store it still reads its own next
+        observation; the seed never samples its newest sample.)"""
+        if not keep_stub:
+            return
         n = self.max_size
         self.filled = min(max(self.filled, self.ptr + 1), n)
         self.ptr = (self.ptr + 1) % n

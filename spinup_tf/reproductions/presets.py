@@ -43,16 +43,19 @@ PRESETS = {
                         q_lr=1e-3, pi_lr=1e-4, polyak=1 - 1e-3, update_every=1,
                         update_after=10000, start_steps=0, max_ep_len=100,
                         steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True,
-                        noise_in_unit_actions=True, keep_truncated=False, eval_samples=10000,
+                        noise_in_unit_actions=True, keep_truncated=False,
+                        bootstrap_across_paths=True, eval_samples=10000,
                         cumulative_es_stats=True),
             reproduces='seed 002: MXNet DDPG in rllab style',
             quirks="OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, "
                    "actions clipped) on rllab's normalised [-1, 1] action scale, so 3x larger "
                    "in InvertedPendulum units (noise_in_unit_actions); the transition that hits "
                    "the path horizon is not stored (include_horizon_terminal=False: "
-                   "keep_truncated=False); one evaluation, after the last epoch, of whole "
-                   "episodes of up to 100 steps (eval_samples: the MXNet utils' sample_rewards runs one "
-                   "rollout per sample), with AverageDiscountedReturn; "
+                   "keep_truncated=False), so the transition before it bootstraps from the next "
+                   "path's first observation (the memory stores observations only: "
+                   "bootstrap_across_paths); one evaluation, after the last epoch, of 10000 "
+                   "episodes of up to 100 steps (eval_samples: the MXNet utils' sample_rewards "
+                   "runs one rollout per sample), with AverageDiscountedReturn; "
                    "Es* statistics over the whole run (cumulative_es_stats); policy obs-32-32-tanh, Q obs-32-32 then the action "
                    "concatenated -32-1, both on the normalised actions (ac_kwargs unit_actions), "
                    "kernels ~ N(0, 0.01); batch 32, policy lr 1e-4, "
@@ -147,6 +150,13 @@ QUIRKS = {
               'seed 002 lines 43, 325-329 (`include_horizon_terminal=False`)',
               'the transition that reaches max_path_length is not stored, so nothing '
               'bootstraps through the time limit'),
+        Quirk(dict(bootstrap_across_paths=True), dict(bootstrap_across_paths=False),
+              'seed 002 lines 331-335, 343, 365 (`memory.add_sample(obs, act, rwd, end)` '
+              '... `obss, acts, rwds, ends, nxts = batch`; the MXNet example\'s '
+              '`ReplayMem.get_batch` takes `obss[idx + 1]` as the next observation)',
+              'the memory keeps no next observations, so when the horizon transition is '
+              'dropped, the transition before it takes the next path\'s first observation '
+              'as its next one, with end = 0: it bootstraps from a reset state'),
         Quirk(dict(eval_samples=10000), dict(eval_samples=None),
               'seed 002 lines 29, 443-455 (`if epoch == self.n_epochs - 1:` ... '
               '`sample_rewards(..., eval_samples=self.eval_samples, ...)`)',
