@@ -131,11 +131,10 @@ def test_budget_must_be_positive_integers(kw):
         check_positive_ints(**args)
 
 
-@pytest.mark.parametrize('graph_buffer', [False, True])
-def test_rllab_drops_the_transition_at_the_horizon(tmp_path, graph_buffer):
-    """keep_truncated=False (rllab's include_horizon_terminal=False): an episode cut by the
-    time limit stores all its transitions but the last; every stored next observation is
-    still the real one. Same on the graph buffer."""
+def _horizon_transitions(tmp_path, graph_buffer, **options):
+    """Three 5-step paths cut by the time limit with the horizon transition dropped
+    (keep_truncated=False), on the plain or the graph buffer: the buffer, and its held
+    transitions' obs1, obs2 and done."""
     env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
     buf = None
     if graph_buffer:
@@ -146,14 +145,22 @@ def test_rllab_drops_the_transition_at_the_horizon(tmp_path, graph_buffer):
             buf = GraphReplayBuffer(1, 1, 1000)
             sess = make_session(graph)
         buf.attach(sess)
-    buf, _ = _run(tmp_path, env_fn, steps=15, buf=buf, keep_truncated=False)
-    if graph_buffer:
-        buf.flush()
-        state = buf.state_dict()
-        idxs = np.flatnonzero(state['valid'])
-        obs1, obs2 = state['obs'][idxs, 0], state['obs'][idxs + 1, 0]
-    else:
-        obs1, obs2, done = _transitions(buf)
+    buf, _ = _run(tmp_path, env_fn, steps=15, buf=buf, keep_truncated=False, **options)
+    if not graph_buffer:
+        return (buf, *_transitions(buf))
+    buf.flush()
+    state = buf.state_dict()
+    idxs = np.flatnonzero(state['valid'])
+    return buf, state['obs'][idxs, 0], state['obs'][idxs + 1, 0], state['done'][idxs]
+
+
+@pytest.mark.parametrize('graph_buffer', [False, True])
+def test_rllab_drops_the_transition_at_the_horizon(tmp_path, graph_buffer):
+    """keep_truncated=False (rllab's include_horizon_terminal=False): an episode cut by the
+    time limit stores all its transitions but the last; every stored next observation is
+    still the real one. Same on the graph buffer."""
+    _, obs1, obs2, done = _horizon_transitions(tmp_path, graph_buffer)
+    if not graph_buffer:
         assert not done.any()
     assert list(obs1) == [0, 1, 2, 3] * 3
     assert list(obs2) == [1, 2, 3, 4] * 3
@@ -164,25 +171,8 @@ def test_mxnet_memory_bootstraps_across_paths_after_a_dropped_horizon(tmp_path, 
     """bootstrap_across_paths (seed 002's ReplayMem: next observation = obss[idx + 1]): with
     the horizon transition dropped, the path's last stored transition (obs 3) takes the next
     path's first observation (0) as its next one, not done; the others keep theirs."""
-    env_fn = lambda: gym.wrappers.TimeLimit(LineEnv(), max_episode_steps=5)  # noqa: E731
-    buf = None
-    if graph_buffer:
-        from spinup_tf.utils.tf1 import tf, make_session
-        from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
-        graph = tf.Graph()
-        with graph.as_default():
-            buf = GraphReplayBuffer(1, 1, 1000)
-            sess = make_session(graph)
-        buf.attach(sess)
-    buf, _ = _run(tmp_path, env_fn, steps=15, buf=buf, keep_truncated=False,
-                  bootstrap_across_paths=True)
-    if graph_buffer:
-        buf.flush()
-        state = buf.state_dict()
-        idxs = np.flatnonzero(state['valid'])
-        obs1, obs2, done = state['obs'][idxs, 0], state['obs'][idxs + 1, 0], state['done'][idxs]
-    else:
-        obs1, obs2, done = _transitions(buf)
+    buf, obs1, obs2, done = _horizon_transitions(tmp_path, graph_buffer,
+                                                 bootstrap_across_paths=True)
     assert list(obs1) == [0, 1, 2, 3] * 3
     # The third path's last transition has no next path yet: it still reads its own (4).
     assert list(obs2) == [1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4]

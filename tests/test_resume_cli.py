@@ -53,6 +53,16 @@ def _start_held(args, run, rows, steps, stderr_path):
                          % (proc.returncode, open(stderr_path).read()[-2000:]))
 
 
+def _signal_held(proc, sig):
+    """Send ``sig`` to a run held by :func:`_start_held`, release the held step, and wait for
+    the run to end (its output drained)."""
+    proc.send_signal(sig)
+    proc.stdin.close()  # release the held step
+    proc.stdout.read()
+    proc.wait()
+    proc.stdout.close()
+
+
 @pytest.mark.parametrize('algo,extra', [('trpo', ['--train_v_iters', '3', '--save_freq', '1'])])
 def test_kill_9_then_resume_gives_each_epoch_once(tmp_path, algo, extra):
     """Killed while held in the 150th step of epoch 3 (of 300): epochs 1-2 are logged, epoch 3
@@ -89,11 +99,7 @@ def test_interrupt_saves_model_and_checkpoint_then_resume_completes(tmp_path, si
     args = [a if a != '5' else '3' for a in TINY]  # 3 epochs of 300 steps
     proc = _start_held(['td3', *args, '--save_freq', '100', '--exp_name', 'x', '--data_dir',
                         tmp_path], run, rows=1, steps=150, stderr_path=tmp_path / 'stderr.txt')
-    proc.send_signal(sig)
-    proc.stdin.close()  # release the held step
-    proc.stdout.read()
-    proc.wait()
-    proc.stdout.close()
+    _signal_held(proc, sig)
     err = (tmp_path / 'stderr.txt').read_text()
     assert proc.returncode == code, err[-2000:]
     assert 'Traceback' not in err
@@ -163,11 +169,7 @@ def test_ctrl_c_in_a_test_phase_stops_at_the_next_step_and_drops_its_episodes(tm
     run = tmp_path / 'cut' / 'x' / 'x_s3'
     proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
                        rows=0, steps=360, stderr_path=tmp_path / 'stderr.txt')
-    proc.send_signal(signal.SIGINT)
-    proc.stdin.close()
-    proc.stdout.read()
-    proc.wait()
-    proc.stdout.close()
+    _signal_held(proc, signal.SIGINT)
     err = (tmp_path / 'stderr.txt').read_text()
     assert proc.returncode == 130, err[-2000:]
     assert 'Traceback' not in err
@@ -197,11 +199,7 @@ def test_sigterm_mid_epoch_then_resume_repeats_the_run_exactly_with_rllab_column
     run = tmp_path / 'cut' / 'x' / 'x_s3'
     proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
                        rows=1, steps=150, stderr_path=tmp_path / 'stderr.txt')
-    proc.send_signal(signal.SIGTERM)
-    proc.stdin.close()
-    proc.stdout.read()
-    proc.wait()
-    proc.stdout.close()
+    _signal_held(proc, signal.SIGTERM)
     assert proc.returncode == 128 + signal.SIGTERM
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]

@@ -47,8 +47,9 @@ OPTIONS = dict(
     update_count_from=0,          # j of a window's first update (1: the TensorLayer seed's)
     noise_in_unit_actions=False,  # noise scale in [-1, 1] action units (rllab's), not env units
     keep_truncated=True,          # store the transition that hits the time limit (rllab: not)
-    bootstrap_across_paths=False,  # without it, the transition before bootstraps from the
-                                   # next path's first observation (the MXNet seed's memory)
+    bootstrap_across_paths=False,  # with keep_truncated off, the transition before the
+                                   # dropped one bootstraps from the next path's first obs
+                                   # (the MXNet seed's memory)
     test_at_start=False,          # test episodes before training too, as row Epoch 0 (udemy)
     eval_samples=None,            # test only after the last epoch, this many episodes (rllab)
     cumulative_es_stats=False,    # rllab's Es* columns over every episode so far (rllab)
