@@ -23,7 +23,8 @@ the three variants' mean curves with a band of one standard deviation over seeds
 y axis naming the column plotted) and ``RESULTS.md``: per document and variant, the seeds,
 the steps reached, the final value of that column and of the test return, mean ± std over
 seeds, the wall time of a run, and the seed's own reported figure. The figures and table
-cover every document with runs in the data folder (``--only`` restricts what is run), and a
+cover every document with runs in the data folder (``--only`` restricts what is run, and
+runs its documents in the order given), and a
 row counts only the finished seeds once one has finished. ``--no-run`` only draws and
 tabulates, and leaves a table in place when there is nothing to put in it.
 """
@@ -143,6 +144,15 @@ def command(doc, variant, seed, budget, data_dir):
     if budget == 'tiny':
         cmd += ['--max_ep_len', '100']
     return cmd
+
+
+def selected_documents(only):
+    """The documents of ``--only`` in the order given (each once), or all of ``DOCUMENTS``:
+    a long sitting can put first the runs that must finish in it."""
+    if only is None:
+        return list(DOCUMENTS)
+    by_key = {d.key: d for d in DOCUMENTS}
+    return [by_key[k] for k in dict.fromkeys(only)]
 
 
 def jobs(docs, seeds, budget, data_dir):
@@ -319,7 +329,8 @@ def main(argv=None):
     parser.add_argument('--budget', choices=['full', 'quick', 'tiny'], default='full')
     parser.add_argument('--seeds', type=int, default=3, help='seeds 0 .. N-1')
     parser.add_argument('--only', nargs='*', default=None, metavar='DOC',
-                        help='only these documents: ' + ', '.join(d.key for d in DOCUMENTS))
+                        help='only these documents, run in this order: '
+                        + ', '.join(d.key for d in DOCUMENTS))
     parser.add_argument('--workers', type=int, default=1, help='runs at once')
     parser.add_argument('--data_dir', default=None,
                         help='default plots/reproduce/data/<budget>')
@@ -333,7 +344,7 @@ def main(argv=None):
                                         % (', '.join(unknown), ', '.join(keys)) if unknown
                                         else '--seeds and --workers must be at least 1'))
     args.data_dir = args.data_dir or osp.join(HERE, 'data', args.budget)
-    docs = [d for d in DOCUMENTS if args.only is None or d.key in args.only]
+    docs = selected_documents(args.only)
     seeds = list(range(args.seeds))
     code = 0
     if not args.no_run:

@@ -39,6 +39,16 @@ def test_commands_name_the_variant_and_resume_a_killed_run(tmp_path):
     assert rp.command(doc, 'fixed', 1, 'full', str(tmp_path))[2:] == ['resume', folder]
 
 
+def test_only_runs_its_documents_in_the_order_given(tmp_path):
+    rp = load()
+    docs = rp.selected_documents(['rllab-mxnet', 'udemy', 'rllab-mxnet'])
+    assert [d.key for d in docs] == ['rllab-mxnet', 'udemy']
+    assert [d.key for d in rp.selected_documents(None)] == [d.key for d in rp.DOCUMENTS]
+    todo = rp.jobs(docs, [0], 'full', str(tmp_path))
+    assert [(d.key, v) for d, v, _ in todo] == [('rllab-mxnet', v) for v in rp.VARIANTS] + [
+        ('udemy', v) for v in rp.VARIANTS]
+
+
 def _progress(path, rows):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     header = ['Epoch', 'AverageEpRet', 'AverageTestEpRet', 'TotalEnvInteracts', 'Time']
