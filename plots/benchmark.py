@@ -176,8 +176,7 @@ def write_outputs(seeds, args):
                     ours = [value_at(c, step) for c in runs.values()]
                     ours = [v for v in ours if v is not None]
                     if ours:
-                        rows.append((env, algo, step, len(ours), float(np.mean(ours)),
-                                     float(np.std(ours)), su))
+                        rows.append((env, algo, step, ours, su))
         if drawn:
             ax.set_xscale('log')
             ax.set_xlabel('TotalEnvInteracts')
@@ -193,19 +192,22 @@ def write_outputs(seeds, args):
         return
     lines = ['# Spinning Up benchmark, reproduced', '',
              'Made by `python plots/benchmark.py --workers 2` (figures `plots/benchmark/<env>.png`). '
-             'Ours: mean ± std over seeds of the last 5 epochs up to the step, on MuJoCo -v5; '
+             'Ours: mean ± std over seeds (and each seed, in seed order) of the last 5 epochs '
+             'up to the step, on MuJoCo -v5; '
              'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
              'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
              '(a ratio to a negative return means nothing); the difference is always given.', '',
              'Outside: where the ratio is below 0.8 or above 1.2 (the closing note of issue 17 '
              'gives the reason found for each such row).', '',
-             '| env | algo | step | seeds | ours | Spinning Up | ratio | ours − Spinning Up '
-             '| outside |',
-             '|---|---|---|---|---|---|---|---|---|']
-    for env, algo, step, n, mean, std, su in rows:
+             '| env | algo | step | seeds | ours | per seed | Spinning Up | ratio '
+             '| ours − Spinning Up | outside |',
+             '|---|---|---|---|---|---|---|---|---|---|']
+    for env, algo, step, ours, su in rows:
+        mean, std = float(np.mean(ours)), float(np.std(ours))
         r = ratio(mean, su)
-        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %.0f | %s | %+.0f | %s |' % (
-            env_id(env), algo, step // 1000, n, mean, std, su, r, mean - su, band(r)))
+        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %.0f | %s | %+.0f | %s |' % (
+            env_id(env), algo, step // 1000, len(ours), mean, std,
+            ' / '.join('%.0f' % v for v in ours), su, r, mean - su, band(r)))
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))

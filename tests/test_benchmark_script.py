@@ -74,7 +74,7 @@ def test_table_covers_every_run_in_the_data_folder_and_marks_rows_outside_80_120
     rows = {tuple(c.strip() for c in line.split('|')[1:4]): line for line in table.splitlines()
             if line.startswith('| ') and '-v5' in line}
     assert set(rows) == {('HalfCheetah-v5', 'td3', '100k'), ('Hopper-v5', 'ppo', '100k')}
-    assert '| 2790 ± 0 | 5579 | 0.50 |' in rows['HalfCheetah-v5', 'td3', '100k']
+    assert '| 2790 ± 0 | 2790 / 2790 | 5579 | 0.50 |' in rows['HalfCheetah-v5', 'td3', '100k']
     assert rows['HalfCheetah-v5', 'td3', '100k'].rstrip().endswith('| below 80 % |')
     assert rows['Hopper-v5', 'ppo', '100k'].rstrip().endswith('| 1.00 | +0 |  |')
     assert sorted(os.listdir(out)) == ['HalfCheetah.png', 'Hopper.png', 'RESULTS.md']
