@@ -22,7 +22,9 @@ Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 """
 import argparse
 import json
+import os
 import os.path as osp
+import shlex
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,12 +55,43 @@ def run_folder(data_dir, env, algo, seed):
     return osp.join(data_dir, env, name, '%s_s%d' % (name, seed))
 
 
+FLAGS_FILE = 'run_flags.json'  # in a data folder made with --run_flags: those flags
+
+
+def recorded_flags(data_dir):
+    """The ``--run_flags`` a data folder's runs were made with (``[]``: none)."""
+    path = osp.join(data_dir, FLAGS_FILE)
+    if not osp.exists(path):
+        return []
+    with open(path) as f:
+        return json.load(f)
+
+
+def has_runs(data_dir):
+    return any(curves(data_dir, env, algo, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+               for env in DEFAULT_MATRIX for algo in OFF_POLICY + ON_POLICY)
+
+
+def made_by(args):
+    """The command that makes this data folder's runs, for the table's header."""
+    cmd = 'python plots/benchmark.py --workers 2'
+    if osp.abspath(args.data_dir) != osp.abspath(osp.join(HERE, 'data')):
+        cmd += ' --data_dir %s' % osp.relpath(args.data_dir, ROOT)
+    if osp.abspath(args.out) != osp.abspath(HERE):
+        cmd += ' --out %s' % osp.relpath(args.out, ROOT)
+    flags = recorded_flags(args.data_dir)
+    if flags:
+        cmd += ' --run_flags "%s"' % ' '.join(flags)
+    return cmd
+
+
 def budget_of(algo, args):
     return args.budget_off if algo in OFF_POLICY else args.budget_on
 
 
-def command(env, algo, seed, epochs, data_dir):
-    """The ``run.py`` command of one run (or its ``resume``)."""
+def command(env, algo, seed, epochs, data_dir, run_flags=()):
+    """The ``run.py`` command of one run (or its ``resume``, which reads the flags back from
+    the run's config.json). ``run_flags``: more ``run.py`` flags for every run."""
     folder = run_folder(data_dir, env, algo, seed)
     if osp.isdir(osp.join(folder, 'checkpoint')):
         return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
@@ -68,7 +101,7 @@ def command(env, algo, seed, epochs, data_dir):
            '--data_dir', osp.join(data_dir, env), '--overwrite']
     if algo in ON_POLICY:
         cmd += ['--hid', '[64,32]', '--act', 'tanh']
-    return cmd
+    return cmd + list(run_flags)
 
 
 def run_matrix(matrix, seeds, args):
@@ -86,7 +119,7 @@ def run_matrix(matrix, seeds, args):
 
     def one(job):
         env, algo, seed, epochs = job
-        cmd = command(env, algo, seed, epochs, args.data_dir)
+        cmd = command(env, algo, seed, epochs, args.data_dir, args.run_flags)
         t0 = time.time()
         _, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_%s_s%d.log'
                                              % (algo, env_id(env), seed)))
@@ -110,15 +143,17 @@ def curves(data_dir, env, algo, seeds):
     return out
 
 
-def value_at(curve, step, window=5):
-    """Mean of the last ``window`` epochs up to ``step`` (Spinning Up's curves are smoothed),
-    or None when the run has not reached ``step``."""
+def value_at(curve, step, half_window=5):
+    """A run's value at ``step``, smoothed as Spinning Up smoothed its benchmark curves: the
+    mean over a window of 11 epochs centred on the epoch at ``step`` (``np.convolve(x,
+    ones(11), 'same')`` divided by the same of ones, so the window is cut where the run
+    ends). None when the run has not reached ``step``."""
     steps, values = curve
     idx = [i for i, s in enumerate(steps) if s <= step]
     if not idx or steps[idx[-1]] < step:
         return None
-    last = idx[-1]
-    chunk = values[max(0, last - window + 1):last + 1]
+    at = idx[-1]
+    chunk = values[max(0, at - half_window):at + half_window + 1]
     return sum(chunk) / len(chunk)
 
 
@@ -181,8 +216,9 @@ def write_outputs(seeds, args):
             ax.set_xscale('log')
             ax.set_xlabel('TotalEnvInteracts')
             ax.set_ylabel('AverageTestEpRet (off-policy) / AverageEpRet (on-policy)')
-            ax.set_title('%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles, -v2/v3)'
-                         % env_id(env), fontsize=9)
+            flags = ' '.join(recorded_flags(args.data_dir))
+            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles, -v2/v3)'
+                         % (env_id(env), ' with ' + flags if flags else ''), fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
@@ -191,9 +227,11 @@ def write_outputs(seeds, args):
         print('no finished checkpoint yet: RESULTS.md left as it is')
         return
     lines = ['# Spinning Up benchmark, reproduced', '',
-             'Made by `python plots/benchmark.py --workers 2` (figures `plots/benchmark/<env>.png`). '
-             'Ours: mean ± std over seeds (and each seed, in seed order) of the last 5 epochs '
-             'up to the step, on MuJoCo -v5; '
+             'Made by `%s` (figures `%s/<env>.png`). '
+             % (made_by(args), osp.relpath(args.out, ROOT)) +
+             'Ours: mean ± std over seeds (and each seed, in seed order) of the mean over 11 '
+             'epochs centred on the step (Spinning Up smoothed its curves over 11 epochs; the '
+             'window is cut where a run ends), on MuJoCo -v5; '
              'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
              'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
              '(a ratio to a negative return means nothing); the difference is always given.', '',
@@ -230,7 +268,20 @@ def main(argv=None):
     parser.add_argument('--out', default=HERE, help='where figures and RESULTS.md go '
                         '(default plots/benchmark)')
     parser.add_argument('--no-run', action='store_true', help='only redraw figures and table')
+    parser.add_argument('--run_flags', default='', metavar='"FLAGS"',
+                        help='more run.py flags for every run, as one quoted string, e.g. '
+                        '--run_flags "--timeout_is_terminal True" (give such a variant its own '
+                        '--data_dir and --out)')
     args = parser.parse_args(argv)
+    try:
+        args.run_flags = shlex.split(args.run_flags)
+    except ValueError as e:
+        print('error: --run_flags: %s' % e, file=sys.stderr)
+        return 2
+    if args.run_flags and not args.run_flags[0].startswith('--'):
+        print('error: --run_flags must start with a run.py flag (--NAME), got %r'
+              % args.run_flags[0], file=sys.stderr)
+        return 2
     known = set(reference()['values'])
     bad = [e for e in args.envs if e not in known]
     if bad:
@@ -252,6 +303,16 @@ def main(argv=None):
     matrix = {env: tuple(args.algos) if args.algos else DEFAULT_MATRIX[env] for env in args.envs}
     seeds = list(range(args.seeds))
     if not args.no_run:
+        made = recorded_flags(args.data_dir)
+        if made != args.run_flags and (made or has_runs(args.data_dir)):
+            print('error: %s holds runs made with --run_flags "%s", not "%s": give this '
+                  'variant its own --data_dir' % (args.data_dir, ' '.join(made),
+                                                  ' '.join(args.run_flags)), file=sys.stderr)
+            return 2
+        if args.run_flags:
+            os.makedirs(args.data_dir, exist_ok=True)
+            with open(osp.join(args.data_dir, FLAGS_FILE), 'w') as f:
+                json.dump(args.run_flags, f)
         run_matrix(matrix, seeds, args)
     write_outputs(seeds, args)
     return 0

@@ -9,11 +9,13 @@ def load():
     return load_plot_script('benchmark')
 
 
-def test_value_at_a_checkpoint_is_the_mean_of_the_last_five_epochs_up_to_it():
+def test_value_at_a_checkpoint_is_spinning_ups_11_epoch_centred_mean():
     bm = load()
-    steps = [4000 * i for i in range(1, 30)]
-    values = list(range(1, 30))
-    assert bm.value_at((steps, values), 100000) == sum(range(21, 26)) / 5  # epochs 21-25
+    steps = [4000 * i for i in range(1, 40)]
+    values = list(range(1, 40))  # epoch i has value i
+    assert bm.value_at((steps, values), 100000) == sum(range(20, 31)) / 11  # epochs 20-30
+    assert bm.value_at((steps, values), 156000) == sum(range(34, 40)) / 6  # cut at the end
+    assert bm.value_at((steps, values), 8000) == sum(range(1, 8)) / 7      # cut at the start
     assert bm.value_at((steps, values), 300000) is None  # not reached
     assert bm.ratio(1500.0, 1000.0) == '1.50'
     assert bm.ratio(-100.0, -453.0) == '–' and bm.ratio(5.0, 0.0) == '–'  # no ratio to <= 0
@@ -78,3 +80,29 @@ def test_table_covers_every_run_in_the_data_folder_and_marks_rows_outside_80_120
     assert rows['HalfCheetah-v5', 'td3', '100k'].rstrip().endswith('| below 80 % |')
     assert rows['Hopper-v5', 'ppo', '100k'].rstrip().endswith('| 1.00 | +0 |  |')
     assert sorted(os.listdir(out)) == ['HalfCheetah.png', 'Hopper.png', 'RESULTS.md']
+
+
+def test_run_flags_go_to_every_run_and_keep_to_their_own_data_folder(tmp_path, capsys):
+    bm = load()
+    flags = ['--timeout_is_terminal', 'True']
+    assert bm.command('HalfCheetah', 'ppo', 0, 750, str(tmp_path), flags)[-2:] == flags
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    os.makedirs(out)
+    write_run(bm, data, 'Hopper', 'ppo', 0, 207)  # a run made without flags
+    argv = ['--envs', 'Hopper', '--algos', 'ppo', '--seeds', '1', '--data_dir', data,
+            '--out', out]
+    assert bm.main(argv + ['--run_flags', '--timeout_is_terminal True']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'give this variant its own --data_dir' in err[0], err
+    assert not os.path.exists(os.path.join(data, bm.FLAGS_FILE)) and os.listdir(out) == []
+    assert bm.main(argv + ['--run_flags', 'timeout_is_terminal']) == 2  # not a flag
+    assert capsys.readouterr().err.startswith('error: --run_flags must start')
+    # A folder made with flags records them; its table's header gives the command with them.
+    flagged = str(tmp_path / 'flagged')
+    write_run(bm, flagged, 'Hopper', 'ppo', 0, 207)
+    with open(os.path.join(flagged, bm.FLAGS_FILE), 'w') as f:
+        f.write('["--timeout_is_terminal", "True"]')
+    assert bm.recorded_flags(flagged) == flags and bm.recorded_flags(data) == []
+    assert bm.main(['--no-run', '--data_dir', flagged, '--out', out]) == 0
+    assert '--run_flags "--timeout_is_terminal True"' in open(
+        os.path.join(out, 'RESULTS.md')).read()
