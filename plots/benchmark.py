@@ -190,6 +190,7 @@ def write_outputs(seeds, args):
     ref = reference()
     checkpoints = ref['checkpoints']
     rows = []
+    os.makedirs(args.out, exist_ok=True)
     for env, algos in outputs_matrix(args.data_dir, seeds).items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         drawn = False
