@@ -41,8 +41,11 @@ DEFAULT_MATRIX = {'HalfCheetah': OFF_POLICY + ON_POLICY, 'Hopper': OFF_POLICY + 
                   'Walker2d': ('td3', 'sac', 'ppo'), 'Ant': ('td3', 'sac', 'ppo')}
 
 
-def reference():
-    with open(osp.join(HERE, 'spinningup_tf1.json')) as f:
+def reference(name='spinningup_tf1.json'):
+    """Spinning Up's published curves at the checkpoints: ``spinningup_tf1.json`` (its TF1
+    implementations, the reference), or ``spinningup_pytorch.json`` (its PyTorch ones, read
+    off its figures by ``plots/benchmark/read_spinningup_plots.py``)."""
+    with open(osp.join(HERE, name)) as f:
         return json.load(f)
 
 
@@ -187,7 +190,7 @@ def write_outputs(seeds, args):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    ref = reference()
+    ref, pytorch = reference(), reference('spinningup_pytorch.json')
     checkpoints = ref['checkpoints']
     rows = []
     os.makedirs(args.out, exist_ok=True)
@@ -206,20 +209,24 @@ def write_outputs(seeds, args):
                 ax.fill_between(xs, mean - std, mean + std, color=color, alpha=0.2)
                 drawn = True
             published = ref['values'].get(env, {}).get(algo)
+            in_pytorch = pytorch['values'].get(env, {}).get(algo) or [None] * len(checkpoints)
+            if in_pytorch[0] is not None:
+                ax.plot(checkpoints, in_pytorch, 'x', color=color, markersize=5)
             if published:
                 ax.plot(checkpoints, published, 'o', color=color, markerfacecolor='none')
-                for step, su in zip(checkpoints, published):
+                for step, su, su_pytorch in zip(checkpoints, published, in_pytorch):
                     ours = [value_at(c, step) for c in runs.values()]
                     ours = [v for v in ours if v is not None]
                     if ours:
-                        rows.append((env, algo, step, ours, su))
+                        rows.append((env, algo, step, ours, su, su_pytorch))
         if drawn:
             ax.set_xscale('log')
             ax.set_xlabel('TotalEnvInteracts')
             ax.set_ylabel('AverageTestEpRet (off-policy) / AverageEpRet (on-policy)')
             flags = ' '.join(recorded_flags(args.data_dir))
-            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles, -v2/v3)'
-                         % (env_id(env), ' with ' + flags if flags else ''), fontsize=9)
+            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles) and '
+                         'PyTorch (crosses), -v2/v3' % (env_id(env), ' with ' + flags
+                                                       if flags else ''), fontsize=8)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
@@ -238,15 +245,19 @@ def write_outputs(seeds, args):
              '(a ratio to a negative return means nothing); the difference is always given.', '',
              'Outside: where the ratio is below 0.8 or above 1.2 (the closing note of issue 17 '
              'gives the reason found for each such row).', '',
+             'Spinning Up PyTorch: the same benchmark of its PyTorch implementations (no TRPO), '
+             'for context (%s).' % pytorch['source'], '',
              '| env | algo | step | seeds | ours | per seed | Spinning Up | ratio '
-             '| ours − Spinning Up | outside |',
-             '|---|---|---|---|---|---|---|---|---|---|']
-    for env, algo, step, ours, su in rows:
+             '| ours − Spinning Up | outside | Spinning Up PyTorch | ratio to PyTorch |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for env, algo, step, ours, su, su_pytorch in rows:
         mean, std = float(np.mean(ours)), float(np.std(ours))
         r = ratio(mean, su)
-        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %.0f | %s | %+.0f | %s |' % (
-            env_id(env), algo, step // 1000, len(ours), mean, std,
-            ' / '.join('%.0f' % v for v in ours), su, r, mean - su, band(r)))
+        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %.0f | %s | %+.0f | %s | %s | %s |'
+                     % (env_id(env), algo, step // 1000, len(ours), mean, std,
+                        ' / '.join('%.0f' % v for v in ours), su, r, mean - su, band(r),
+                        '–' if su_pytorch is None else '%.0f' % su_pytorch,
+                        '–' if su_pytorch is None else ratio(mean, su_pytorch)))
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))

@@ -77,8 +77,9 @@ def test_table_covers_every_run_in_the_data_folder_and_marks_rows_outside_80_120
             if line.startswith('| ') and '-v5' in line}
     assert set(rows) == {('HalfCheetah-v5', 'td3', '100k'), ('Hopper-v5', 'ppo', '100k')}
     assert '| 2790 ± 0 | 2790 / 2790 | 5579 | 0.50 |' in rows['HalfCheetah-v5', 'td3', '100k']
-    assert rows['HalfCheetah-v5', 'td3', '100k'].rstrip().endswith('| below 80 % |')
-    assert rows['Hopper-v5', 'ppo', '100k'].rstrip().endswith('| 1.00 | +0 |  |')
+    # Spinning Up's PyTorch figure beside it (HalfCheetah TD3 5242 at 100k: 2790 / 5242)
+    assert rows['HalfCheetah-v5', 'td3', '100k'].rstrip().endswith('| below 80 % | 5242 | 0.53 |')
+    assert '| 1.00 | +0 |  | 249 | 0.83 |' in rows['Hopper-v5', 'ppo', '100k']
     assert sorted(os.listdir(out)) == ['HalfCheetah.png', 'Hopper.png', 'RESULTS.md']
 
 
@@ -106,3 +107,32 @@ def test_run_flags_go_to_every_run_and_keep_to_their_own_data_folder(tmp_path, c
     assert bm.main(['--no-run', '--data_dir', flagged, '--out', out]) == 0
     assert '--run_flags "--timeout_is_terminal True"' in open(
         os.path.join(out, 'RESULTS.md')).read()
+
+
+def test_spinning_ups_curves_are_read_back_off_a_matplotlib_svg():
+    """plots/benchmark/read_spinningup_plots.py reads a curve's values at the checkpoints
+    back from an SVG drawn as Spinning Up drew its benchmark figures (a grid, a legend)."""
+    import io
+    import sys
+    import numpy as np
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    sys.path.insert(0, os.path.join(ROOT, 'plots', 'benchmark'))
+    from read_spinningup_plots import CHECKPOINTS, read_svg, values_at_checkpoints
+    steps = np.arange(4000, 3000001, 4000)
+    truth = {'ppo': lambda x: 3000 * np.sqrt(x / 3e6) - 600,
+             'td3': lambda x: 1e4 * (1 - np.exp(-x / 5e5))}
+    fig, ax = plt.subplots()
+    for label, f in truth.items():
+        ax.plot(steps, f(steps), label=label, linewidth=1.75)
+    ax.grid(True)
+    ax.legend()
+    svg = io.StringIO()
+    fig.savefig(svg, format='svg')
+    plt.close(fig)
+    read = {k: values_at_checkpoints(v) for k, v in read_svg(svg.getvalue()).items()}
+    assert set(read) == set(truth)
+    for label, f in truth.items():
+        expected = f(np.array(CHECKPOINTS, float))
+        assert np.allclose(read[label], expected, atol=0.005 * np.ptp(f(steps))), (label, read)
