@@ -191,6 +191,7 @@ def write_outputs(seeds, args):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     ref, pytorch = reference(), reference('spinningup_pytorch.json')
+    spread = reference('spinningup_spread.json')['tf1']  # std over Spinning Up's seeds
     checkpoints = ref['checkpoints']
     rows = []
     os.makedirs(args.out, exist_ok=True)
@@ -212,21 +213,23 @@ def write_outputs(seeds, args):
             in_pytorch = pytorch['values'].get(env, {}).get(algo) or [None] * len(checkpoints)
             if in_pytorch[0] is not None:
                 ax.plot(checkpoints, in_pytorch, 'x', color=color, markersize=5)
+            su_std = spread.get(env, {}).get(algo) or [None] * len(checkpoints)
             if published:
-                ax.plot(checkpoints, published, 'o', color=color, markerfacecolor='none')
-                for step, su, su_pytorch in zip(checkpoints, published, in_pytorch):
+                ax.errorbar(checkpoints, published, yerr=[v or 0 for v in su_std], fmt='o',
+                            color=color, markerfacecolor='none', capsize=3, linewidth=0.8)
+                for step, su, std, su_pytorch in zip(checkpoints, published, su_std, in_pytorch):
                     ours = [value_at(c, step) for c in runs.values()]
                     ours = [v for v in ours if v is not None]
                     if ours:
-                        rows.append((env, algo, step, ours, su, su_pytorch))
+                        rows.append((env, algo, step, ours, su, std, su_pytorch))
         if drawn:
             ax.set_xscale('log')
             ax.set_xlabel('TotalEnvInteracts')
             ax.set_ylabel('AverageTestEpRet (off-policy) / AverageEpRet (on-policy)')
             flags = ' '.join(recorded_flags(args.data_dir))
-            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles) and '
-                         'PyTorch (crosses), -v2/v3' % (env_id(env), ' with ' + flags
-                                                       if flags else ''), fontsize=8)
+            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles, ± std)'
+                         ' and PyTorch (crosses), -v3' % (env_id(env), ' with ' + flags
+                                                         if flags else ''), fontsize=8)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
@@ -245,19 +248,26 @@ def write_outputs(seeds, args):
              '(a ratio to a negative return means nothing); the difference is always given.', '',
              'Outside: where the ratio is below 0.8 or above 1.2 (the closing note of issue 17 '
              'gives the reason found for each such row).', '',
-             'Spinning Up PyTorch: the same benchmark of its PyTorch implementations (no TRPO), '
-             'for context (%s).' % pytorch['source'], '',
+             'Spinning Up\'s ± std: the standard deviation over its 10 seeds, read off its '
+             'figures\' shaded bands (`spinningup_spread.json`); "in its stds": ours − Spinning '
+             'Up over that std, to tell a gap from seed noise. Spinning Up PyTorch: the same '
+             'benchmark of its PyTorch implementations (no TRPO), for context (%s).'
+             % pytorch['source'], '',
              '| env | algo | step | seeds | ours | per seed | Spinning Up | ratio '
-             '| ours − Spinning Up | outside | Spinning Up PyTorch | ratio to PyTorch |',
-             '|---|---|---|---|---|---|---|---|---|---|---|---|']
-    for env, algo, step, ours, su, su_pytorch in rows:
+             '| ours − Spinning Up | in its stds | outside | Spinning Up PyTorch '
+             '| ratio to PyTorch |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for env, algo, step, ours, su, su_std, su_pytorch in rows:
         mean, std = float(np.mean(ours)), float(np.std(ours))
         r = ratio(mean, su)
-        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %.0f | %s | %+.0f | %s | %s | %s |'
-                     % (env_id(env), algo, step // 1000, len(ours), mean, std,
-                        ' / '.join('%.0f' % v for v in ours), su, r, mean - su, band(r),
-                        '–' if su_pytorch is None else '%.0f' % su_pytorch,
-                        '–' if su_pytorch is None else ratio(mean, su_pytorch)))
+        lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %s | %s | %+.0f | %s | %s | %s '
+                     '| %s |' % (
+                         env_id(env), algo, step // 1000, len(ours), mean, std,
+                         ' / '.join('%.0f' % v for v in ours),
+                         '%.0f' % su if su_std is None else '%.0f ± %.0f' % (su, su_std),
+                         r, mean - su, '–' if not su_std else '%+.1f' % ((mean - su) / su_std),
+                         band(r), '–' if su_pytorch is None else '%.0f' % su_pytorch,
+                         '–' if su_pytorch is None else ratio(mean, su_pytorch)))
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
