@@ -155,9 +155,16 @@ def value_at(curve, step, half_window=5):
     idx = [i for i, s in enumerate(steps) if s <= step]
     if not idx or steps[idx[-1]] < step:
         return None
-    at = idx[-1]
-    chunk = values[max(0, at - half_window):at + half_window + 1]
-    return sum(chunk) / len(chunk)
+    return smooth(values, half_window)[idx[-1]]
+
+
+def smooth(values, half_window=5):
+    """Each epoch's value as the mean over the 11 epochs centred on it, cut at the ends: the
+    smoothing of Spinning Up's benchmark curves, and of ``value_at``."""
+    values = list(values)
+    return [sum(values[max(0, i - half_window):i + half_window + 1])
+            / len(values[max(0, i - half_window):i + half_window + 1])
+            for i in range(len(values))]
 
 
 def ratio(ours, published):
@@ -204,9 +211,10 @@ def write_outputs(seeds, args):
             if runs:
                 n = min(len(s) for s, _ in runs.values())
                 xs = np.array(list(runs.values())[0][0][:n])
-                ys = np.array([v[:n] for _, v in runs.values()])
+                ys = np.array([smooth(v[:n]) for _, v in runs.values()])
                 mean, std = ys.mean(axis=0), ys.std(axis=0)
-                ax.plot(xs, mean, color=color, label='%s (%d seeds)' % (algo, len(runs)))
+                ax.plot(xs, mean, color=color, label='%s (%d seed%s)' % (
+                    algo, len(runs), '' if len(runs) == 1 else 's'))
                 ax.fill_between(xs, mean - std, mean + std, color=color, alpha=0.2)
                 drawn = True
             published = ref['values'].get(env, {}).get(algo)
@@ -227,9 +235,9 @@ def write_outputs(seeds, args):
             ax.set_xlabel('TotalEnvInteracts')
             ax.set_ylabel('AverageTestEpRet (off-policy) / AverageEpRet (on-policy)')
             flags = ' '.join(recorded_flags(args.data_dir))
-            ax.set_title('%s%s: spinup_tf (lines, seed band) vs Spinning Up TF1 (circles, ± std)'
-                         ' and PyTorch (crosses), -v3' % (env_id(env), ' with ' + flags
-                                                         if flags else ''), fontsize=8)
+            ax.set_title('%s%s: spinup_tf (lines: mean, band: ± std over seeds)\nvs Spinning Up '
+                         'on -v3: TF1 (circles, ± std over its seeds), PyTorch (crosses)'
+                         % (env_id(env), ' with ' + flags if flags else ''), fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
