@@ -21,6 +21,7 @@ the data folder, whichever ``--envs``/``--algos`` this call ran.
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 """
 import argparse
+import glob
 import json
 import os
 import os.path as osp
@@ -71,7 +72,9 @@ def recorded_flags(data_dir):
 
 
 def has_runs(data_dir):
-    return any(curves(data_dir, env, algo, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    """Whether ``data_dir`` holds a progress file of any run, whatever its seed."""
+    return any(glob.glob(osp.join(data_dir, env, '%s_%s' % (algo, env_id(env)), '*_s*',
+                                  'progress.txt'))
                for env in DEFAULT_MATRIX for algo in OFF_POLICY + ON_POLICY)
 
 
@@ -160,11 +163,18 @@ def value_at(curve, step, half_window=5):
 
 def smooth(values, half_window=5):
     """Each epoch's value as the mean over the 11 epochs centred on it, cut at the ends: the
-    smoothing of Spinning Up's benchmark curves, and of ``value_at``."""
+    smoothing of Spinning Up's benchmark curves (``np.convolve(x, ones(11), 'same')`` over the
+    same of ones), and of ``value_at``. Running sums make it one pass over the run."""
     values = list(values)
-    return [sum(values[max(0, i - half_window):i + half_window + 1])
-            / len(values[max(0, i - half_window):i + half_window + 1])
-            for i in range(len(values))]
+    sums = [0.0]
+    for v in values:
+        sums.append(sums[-1] + v)
+    n = len(values)
+    out = []
+    for i in range(n):
+        lo, hi = max(0, i - half_window), min(n, i + half_window + 1)
+        out.append((sums[hi] - sums[lo]) / (hi - lo))
+    return out
 
 
 def ratio(ours, published):

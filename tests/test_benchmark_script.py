@@ -2,6 +2,8 @@
 empty one."""
 import os
 
+import numpy as np
+
 from conftest import ROOT, load_plot_script
 
 
@@ -17,6 +19,14 @@ def test_value_at_a_checkpoint_is_spinning_ups_11_epoch_centred_mean():
     assert bm.value_at((steps, values), 156000) == sum(range(34, 40)) / 6  # cut at the end
     assert bm.value_at((steps, values), 8000) == sum(range(1, 8)) / 7      # cut at the start
     assert bm.value_at((steps, values), 300000) is None  # not reached
+    # smooth is Spinning Up's np.convolve(x, ones(11), 'same') / np.convolve(ones, ones(11),
+    # 'same') on any run of at least 11 epochs (numpy's 'same' pads shorter ones).
+    rng = np.random.default_rng(3)
+    for n in (11, 12, 75):
+        x = rng.normal(size=n) * 1000
+        k = np.ones(11)
+        expected = np.convolve(x, k, 'same') / np.convolve(np.ones(n), k, 'same')
+        assert np.allclose(bm.smooth(x), expected, rtol=1e-12, atol=1e-9), n
     assert bm.ratio(1500.0, 1000.0) == '1.50'
     assert bm.ratio(-100.0, -453.0) == '–' and bm.ratio(5.0, 0.0) == '–'  # no ratio to <= 0
 
@@ -97,6 +107,13 @@ def test_run_flags_go_to_every_run_and_keep_to_their_own_data_folder(tmp_path, c
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and 'give this variant its own --data_dir' in err[0], err
     assert not os.path.exists(os.path.join(data, bm.FLAGS_FILE)) and os.listdir(out) == []
+    # A run of any seed counts, not only seeds 0-9: one of seed 12 refuses the flags too.
+    seed12 = str(tmp_path / 'seed12')
+    write_run(bm, seed12, 'Hopper', 'ppo', 12, 207)
+    assert bm.has_runs(seed12) and not bm.has_runs(str(tmp_path / 'empty'))
+    assert bm.main(['--envs', 'Hopper', '--algos', 'ppo', '--seeds', '1', '--data_dir', seed12,
+                    '--out', out, '--run_flags', '--timeout_is_terminal True']) == 2
+    capsys.readouterr()
     assert bm.main(argv + ['--run_flags', 'timeout_is_terminal']) == 2  # not a flag
     assert capsys.readouterr().err.startswith('error: --run_flags must start')
     # A folder made with flags records them; its table's header gives the command with them.
