@@ -29,6 +29,7 @@ import shlex
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
@@ -73,7 +74,7 @@ def recorded_flags(data_dir):
 
 def has_runs(data_dir):
     """Whether ``data_dir`` holds a progress file of any run, whatever its seed."""
-    return any(glob.glob(osp.join(data_dir, env, '%s_%s' % (algo, env_id(env)), '*_s*',
+    return any(glob.glob(osp.join(osp.dirname(run_folder(data_dir, env, algo, 0)), '*_s*',
                                   'progress.txt'))
                for env in DEFAULT_MATRIX for algo in OFF_POLICY + ON_POLICY)
 
@@ -165,16 +166,10 @@ def smooth(values, half_window=5):
     """Each epoch's value as the mean over the 11 epochs centred on it, cut at the ends: the
     smoothing of Spinning Up's benchmark curves (``np.convolve(x, ones(11), 'same')`` over the
     same of ones), and of ``value_at``. Running sums make it one pass over the run."""
-    values = list(values)
-    sums = [0.0]
-    for v in values:
-        sums.append(sums[-1] + v)
-    n = len(values)
-    out = []
-    for i in range(n):
-        lo, hi = max(0, i - half_window), min(n, i + half_window + 1)
-        out.append((sums[hi] - sums[lo]) / (hi - lo))
-    return out
+    sums = [0.0, *accumulate(values)]
+    n = len(sums) - 1
+    return [(sums[min(n, i + half_window + 1)] - sums[max(0, i - half_window)])
+            / (min(n, i + half_window + 1) - max(0, i - half_window)) for i in range(n)]
 
 
 def ratio(ours, published):
