@@ -19,6 +19,9 @@ and never replaces a table with an empty one. Figures and table always cover eve
 the data folder, whichever ``--envs``/``--algos`` this call ran.
 
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
+``--env_version v4`` runs ``-v4`` instead (``-v3``'s models on the new MuJoCo bindings), as a
+variant in its own ``--data_dir`` and ``--out``: the data folder records it in
+``env_version.txt`` and refuses runs on another version.
 """
 import argparse
 import glob
@@ -51,12 +54,25 @@ def reference(name='spinningup_tf1.json'):
         return json.load(f)
 
 
-def env_id(env):
-    return '%s-v5' % env
+ENV_VERSIONS = ('v5', 'v4')  # gymnasium's MuJoCo versions (-v2/-v3 need mujoco-py)
+VERSION_FILE = 'env_version.txt'  # in a data folder made with --env_version v4: 'v4'
+
+
+def env_version(data_dir):
+    """The MuJoCo version of a data folder's runs: 'v5' unless the folder records another."""
+    path = osp.join(data_dir, VERSION_FILE)
+    if not osp.exists(path):
+        return 'v5'
+    with open(path) as f:
+        return f.read().strip()
+
+
+def env_id(env, version='v5'):
+    return '%s-%s' % (env, version)
 
 
 def run_folder(data_dir, env, algo, seed):
-    name = '%s_%s' % (algo, env_id(env))
+    name = '%s_%s' % (algo, env_id(env, env_version(data_dir)))
     return osp.join(data_dir, env, name, '%s_s%d' % (name, seed))
 
 
@@ -86,6 +102,8 @@ def made_by(args):
         cmd += ' --data_dir %s' % osp.relpath(args.data_dir, ROOT)
     if osp.abspath(args.out) != osp.abspath(HERE):
         cmd += ' --out %s' % osp.relpath(args.out, ROOT)
+    if env_version(args.data_dir) != 'v5':
+        cmd += ' --env_version %s' % env_version(args.data_dir)
     flags = recorded_flags(args.data_dir)
     if flags:
         cmd += ' --run_flags "%s"' % ' '.join(flags)
@@ -98,13 +116,15 @@ def budget_of(algo, args):
 
 def command(env, algo, seed, epochs, data_dir, run_flags=()):
     """The ``run.py`` command of one run (or its ``resume``, which reads the flags back from
-    the run's config.json). ``run_flags``: more ``run.py`` flags for every run."""
+    the run's config.json). ``run_flags``: more ``run.py`` flags for every run. The env
+    version is the data folder's (``env_version``)."""
     folder = run_folder(data_dir, env, algo, seed)
     if osp.isdir(osp.join(folder, 'checkpoint')):
         return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
-    cmd = [sys.executable, osp.join(ROOT, 'run.py'), algo, '--env', env_id(env),
+    gym_id = env_id(env, env_version(data_dir))
+    cmd = [sys.executable, osp.join(ROOT, 'run.py'), algo, '--env', gym_id,
            '--seed', str(seed), '--epochs', str(epochs), '--steps_per_epoch',
-           str(STEPS_PER_EPOCH), '--exp_name', '%s_%s' % (algo, env_id(env)),
+           str(STEPS_PER_EPOCH), '--exp_name', '%s_%s' % (algo, gym_id),
            '--data_dir', osp.join(data_dir, env), '--overwrite']
     if algo in ON_POLICY:
         cmd += ['--hid', '[64,32]', '--act', 'tanh']
@@ -129,7 +149,7 @@ def run_matrix(matrix, seeds, args):
         cmd = command(env, algo, seed, epochs, args.data_dir, args.run_flags)
         t0 = time.time()
         _, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_%s_s%d.log'
-                                             % (algo, env_id(env), seed)))
+                                             % (algo, env_id(env, env_version(args.data_dir)), seed)))
         print('%-5s %-12s seed %d: %s in %.0f s' % (algo, env, seed, status, time.time() - t0),
               flush=True)
 
@@ -203,6 +223,7 @@ def write_outputs(seeds, args):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     ref, pytorch = reference(), reference('spinningup_pytorch.json')
+    version = env_version(args.data_dir)
     spread = reference('spinningup_spread.json')['tf1']  # std over Spinning Up's seeds
     checkpoints = ref['checkpoints']
     rows = []
@@ -242,7 +263,7 @@ def write_outputs(seeds, args):
             flags = ' '.join(recorded_flags(args.data_dir))
             ax.set_title('%s%s: spinup_tf (lines: mean, band: ± std over seeds)\nvs Spinning Up '
                          'on -v3: TF1 (circles, ± std over its seeds), PyTorch (crosses)'
-                         % (env_id(env), ' with ' + flags if flags else ''), fontsize=9)
+                         % (env_id(env, version), ' with ' + flags if flags else ''), fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
@@ -255,7 +276,7 @@ def write_outputs(seeds, args):
              % (made_by(args), osp.relpath(args.out, ROOT)) +
              'Ours: mean ± std over seeds (and each seed, in seed order) of the mean over 11 '
              'epochs centred on the step (Spinning Up smoothed its curves over 11 epochs; the '
-             'window is cut where a run ends), on MuJoCo -v5; '
+             'window is cut where a run ends), on MuJoCo -%s; ' % version +
              'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
              'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
              '(a ratio to a negative return means nothing); the difference is always given.', '',
@@ -275,7 +296,7 @@ def write_outputs(seeds, args):
         r = ratio(mean, su)
         lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %s | %s | %+.0f | %s | %s | %s '
                      '| %s |' % (
-                         env_id(env), algo, step // 1000, len(ours), mean, std,
+                         env_id(env, version), algo, step // 1000, len(ours), mean, std,
                          ' / '.join('%.0f' % v for v in ours),
                          '%.0f' % su if su_std is None else '%.0f ± %.0f' % (su, su_std),
                          r, mean - su, '–' if not su_std else '%+.1f' % ((mean - su) / su_std),
@@ -291,6 +312,10 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--envs', nargs='*', default=list(DEFAULT_MATRIX),
                         help='HalfCheetah Hopper Walker2d Ant (run as -v5)')
+    parser.add_argument('--env_version', default='v5',
+                        help='v5 (default) or v4: gymnasium\'s MuJoCo version to run, for a '
+                        'variant in its own --data_dir and --out (v4: -v3\'s models on the new '
+                        'bindings)')
     parser.add_argument('--algos', nargs='*', default=None,
                         help='default: the matrix of issue 17 per env')
     parser.add_argument('--seeds', type=int, default=3)
@@ -316,6 +341,11 @@ def main(argv=None):
     if args.run_flags and not args.run_flags[0].startswith('--'):
         print('error: --run_flags must start with a run.py flag (--NAME), got %r'
               % args.run_flags[0], file=sys.stderr)
+        return 2
+    if args.env_version not in ENV_VERSIONS:
+        print('error: --env_version %s; choose from %s' % (args.env_version,
+                                                         ', '.join(ENV_VERSIONS)),
+              file=sys.stderr)
         return 2
     known = set(reference()['values'])
     bad = [e for e in args.envs if e not in known]
@@ -344,6 +374,15 @@ def main(argv=None):
                   'variant its own --data_dir' % (args.data_dir, ' '.join(made),
                                                   ' '.join(args.run_flags)), file=sys.stderr)
             return 2
+        made = env_version(args.data_dir)
+        if made != args.env_version and (made != 'v5' or has_runs(args.data_dir)):
+            print('error: %s holds runs on -%s, not -%s: give this variant its own --data_dir'
+                  % (args.data_dir, made, args.env_version), file=sys.stderr)
+            return 2
+        if args.env_version != 'v5':
+            os.makedirs(args.data_dir, exist_ok=True)
+            with open(osp.join(args.data_dir, VERSION_FILE), 'w') as f:
+                f.write(args.env_version + '\n')
         if args.run_flags:
             os.makedirs(args.data_dir, exist_ok=True)
             with open(osp.join(args.data_dir, FLAGS_FILE), 'w') as f:

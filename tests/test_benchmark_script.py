@@ -127,6 +127,43 @@ def test_run_flags_go_to_every_run_and_keep_to_their_own_data_folder(tmp_path, c
         os.path.join(out, 'RESULTS.md')).read()
 
 
+def test_env_version_goes_to_every_run_and_keeps_to_its_own_data_folder(tmp_path, capsys):
+    bm = load()
+    data, out = str(tmp_path / 'v4'), str(tmp_path / 'out')
+    os.makedirs(out)
+    argv = ['--envs', 'Walker2d', '--algos', 'td3', '--seeds', '1', '--data_dir', data,
+            '--out', out, '--budget_off', '4000']
+    assert bm.main(argv + ['--env_version', 'v3']) == 2  # needs mujoco-py: not offered
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0] == 'error: --env_version v3; choose from v5, v4', err
+    assert not os.path.exists(data)
+    # A data folder on -v4 names its runs, their --env and its table's rows -v4.
+    os.makedirs(data)
+    with open(os.path.join(data, bm.VERSION_FILE), 'w') as f:
+        f.write('v4\n')
+    folder = bm.run_folder(data, 'Walker2d', 'td3', 0)
+    assert folder.endswith(os.path.join('Walker2d', 'td3_Walker2d-v4', 'td3_Walker2d-v4_s0'))
+    cmd = bm.command('Walker2d', 'td3', 0, 75, data)
+    assert cmd[cmd.index('--env') + 1] == 'Walker2d-v4'
+    write_run(bm, data, 'Walker2d', 'td3', 0, 245)  # half Spinning Up's 490 at 100k
+    # It refuses runs on another version (the default -v5), and a -v5 folder refuses -v4.
+    assert bm.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'holds runs on -v4, not -v5' in err[0], err
+    v5 = str(tmp_path / 'v5')
+    write_run(bm, v5, 'Walker2d', 'td3', 0, 490)
+    assert bm.main(['--envs', 'Walker2d', '--algos', 'td3', '--data_dir', v5, '--out', out,
+                    '--env_version', 'v4']) == 2
+    assert 'holds runs on -v5, not -v4' in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(v5, bm.VERSION_FILE)) and os.listdir(out) == []
+    # Its finished run is skipped (nothing to run), and the table reads -v4 throughout.
+    assert bm.main(argv + ['--env_version', 'v4']) == 0
+    assert '0 runs to do' in capsys.readouterr().out
+    table = open(os.path.join(out, 'RESULTS.md')).read()
+    assert '--env_version v4' in table and 'on MuJoCo -v4' in table
+    assert '| Walker2d-v4 | td3 | 100k | 1 | 245 ± 0 |' in table and '-v5 |' not in table
+
+
 def test_spinning_ups_curves_are_read_back_off_a_matplotlib_svg():
     """plots/benchmark/read_spinningup_plots.py reads a curve's values at the checkpoints
     back from an SVG drawn as Spinning Up drew its benchmark figures (a grid, a legend)."""
