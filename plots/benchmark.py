@@ -67,12 +67,14 @@ def env_version(data_dir):
         return f.read().strip()
 
 
-def env_id(env, version='v5'):
-    return '%s-%s' % (env, version)
+def env_id(env, data_dir):
+    """The gymnasium id of ``env`` in ``data_dir``'s runs: ``Hopper-v5``, or ``Hopper-v4`` in a
+    folder made with ``--env_version v4``."""
+    return '%s-%s' % (env, env_version(data_dir))
 
 
 def run_folder(data_dir, env, algo, seed):
-    name = '%s_%s' % (algo, env_id(env, env_version(data_dir)))
+    name = '%s_%s' % (algo, env_id(env, data_dir))
     return osp.join(data_dir, env, name, '%s_s%d' % (name, seed))
 
 
@@ -121,7 +123,7 @@ def command(env, algo, seed, epochs, data_dir, run_flags=()):
     folder = run_folder(data_dir, env, algo, seed)
     if osp.isdir(osp.join(folder, 'checkpoint')):
         return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
-    gym_id = env_id(env, env_version(data_dir))
+    gym_id = env_id(env, data_dir)
     cmd = [sys.executable, osp.join(ROOT, 'run.py'), algo, '--env', gym_id,
            '--seed', str(seed), '--epochs', str(epochs), '--steps_per_epoch',
            str(STEPS_PER_EPOCH), '--exp_name', '%s_%s' % (algo, gym_id),
@@ -149,7 +151,7 @@ def run_matrix(matrix, seeds, args):
         cmd = command(env, algo, seed, epochs, args.data_dir, args.run_flags)
         t0 = time.time()
         _, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_%s_s%d.log'
-                                             % (algo, env_id(env, env_version(args.data_dir)), seed)))
+                                             % (algo, env_id(env, args.data_dir), seed)))
         print('%-5s %-12s seed %d: %s in %.0f s' % (algo, env, seed, status, time.time() - t0),
               flush=True)
 
@@ -223,7 +225,6 @@ def write_outputs(seeds, args):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     ref, pytorch = reference(), reference('spinningup_pytorch.json')
-    version = env_version(args.data_dir)
     spread = reference('spinningup_spread.json')['tf1']  # std over Spinning Up's seeds
     checkpoints = ref['checkpoints']
     rows = []
@@ -263,7 +264,8 @@ def write_outputs(seeds, args):
             flags = ' '.join(recorded_flags(args.data_dir))
             ax.set_title('%s%s: spinup_tf (lines: mean, band: ± std over seeds)\nvs Spinning Up '
                          'on -v3: TF1 (circles, ± std over its seeds), PyTorch (crosses)'
-                         % (env_id(env, version), ' with ' + flags if flags else ''), fontsize=9)
+                         % (env_id(env, args.data_dir), ' with ' + flags if flags else ''),
+                         fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
             fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
@@ -276,7 +278,7 @@ def write_outputs(seeds, args):
              % (made_by(args), osp.relpath(args.out, ROOT)) +
              'Ours: mean ± std over seeds (and each seed, in seed order) of the mean over 11 '
              'epochs centred on the step (Spinning Up smoothed its curves over 11 epochs; the '
-             'window is cut where a run ends), on MuJoCo -%s; ' % version +
+             'window is cut where a run ends), on MuJoCo -%s; ' % env_version(args.data_dir) +
              'Spinning Up: its TF1 10-seed mean on -v2/-v3 (%s).' % ref['source'],
              'Ratio: ours / Spinning Up\'s, given only where Spinning Up\'s figure is positive '
              '(a ratio to a negative return means nothing); the difference is always given.', '',
@@ -296,7 +298,7 @@ def write_outputs(seeds, args):
         r = ratio(mean, su)
         lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %s | %s | %+.0f | %s | %s | %s '
                      '| %s |' % (
-                         env_id(env, version), algo, step // 1000, len(ours), mean, std,
+                         env_id(env, args.data_dir), algo, step // 1000, len(ours), mean, std,
                          ' / '.join('%.0f' % v for v in ours),
                          '%.0f' % su if su_std is None else '%.0f ± %.0f' % (su, su_std),
                          r, mean - su, '–' if not su_std else '%+.1f' % ((mean - su) / su_std),
