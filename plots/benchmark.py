@@ -104,8 +104,9 @@ def made_by(args):
         cmd += ' --data_dir %s' % osp.relpath(args.data_dir, ROOT)
     if osp.abspath(args.out) != osp.abspath(HERE):
         cmd += ' --out %s' % osp.relpath(args.out, ROOT)
-    if env_version(args.data_dir) != 'v5':
-        cmd += ' --env_version %s' % env_version(args.data_dir)
+    version = env_version(args.data_dir)
+    if version != 'v5':
+        cmd += ' --env_version %s' % version
     flags = recorded_flags(args.data_dir)
     if flags:
         cmd += ' --run_flags "%s"' % ' '.join(flags)
@@ -313,7 +314,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--envs', nargs='*', default=list(DEFAULT_MATRIX),
-                        help='HalfCheetah Hopper Walker2d Ant (run as -v5)')
+                        help='HalfCheetah Hopper Walker2d Ant (run as -v5, or as --env_version says)')
     parser.add_argument('--env_version', default='v5',
                         help='v5 (default) or v4: gymnasium\'s MuJoCo version to run, for a '
                         'variant in its own --data_dir and --out (v4: -v3\'s models on the new '
