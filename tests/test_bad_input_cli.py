@@ -31,7 +31,7 @@ def _one_error_line(res, text):
 ])
 def test_check_ac_kwargs(ac_kwargs, text):
     from spinup_tf.algos import core
-    from spinup_tf.algos.ranges import check_ac_kwargs
+    from spinup_tf.utils.ranges import check_ac_kwargs
     from spinup_tf.utils.errors import UserInputError
     with pytest.raises(UserInputError, match=text):
         check_ac_kwargs(core.mlp_sac_actor_critic, ac_kwargs)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spinup_tf.reproductions.noise import (GaussianNoise, UniformBiasedNoise,
+from spinup_tf.loops.noise import (GaussianNoise, UniformBiasedNoise,
                                            OrnsteinUhlenbeckNoise, ColoredNoise, PinkNoise,
                                            make_noise, powerlaw_psd_gaussian, NOISE_KINDS)
 

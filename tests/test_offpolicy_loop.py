@@ -184,7 +184,7 @@ def test_noise_in_unit_actions_is_sigma_times_the_half_range():
     """rllab normalises actions to [-1, 1], so its OU sigma acts on that scale: in env units
     the noise is sigma * (high - low) / 2 (x3 on InvertedPendulum's [-3, 3])."""
     from spinup_tf.loops.off_policy import NoisyPolicy
-    from spinup_tf.reproductions.noise import exploration_noise
+    from spinup_tf.loops.noise import exploration_noise
     low, high = np.array([-3.0], np.float32), np.array([3.0], np.float32)
     draws = {}
     for unit in (False, True):
@@ -286,7 +286,7 @@ def test_unclipped_noisy_actions_leave_the_bounds():
     """TensorLayer seed line 235: action_range * action + noise, never clipped; the default
     clips to the env's bounds."""
     from spinup_tf.loops.off_policy import NoisyPolicy
-    from spinup_tf.reproductions.noise import exploration_noise
+    from spinup_tf.loops.noise import exploration_noise
     low, high = np.array([-2.0], np.float32), np.array([2.0], np.float32)
     draws = {}
     for clip in (True, False):

@@ -20,7 +20,7 @@ from gymnasium.spaces import Discrete
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import EnvFn
 from spinup_tf.algos import get_algo
-from spinup_tf.algos.steps import Minimize, Repeat
+from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops import on_policy
 from spinup_tf.fast.on_policy import FastTraining
 

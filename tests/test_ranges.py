@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import run_cli
-from spinup_tf.algos.ranges import RANGES, check_ranges, in_range
+from spinup_tf.utils.ranges import RANGES, check_ranges, in_range
 from spinup_tf.algos import ALGOS, parameters
 from spinup_tf.utils.errors import UserInputError
 

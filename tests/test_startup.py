@@ -95,7 +95,7 @@ def test_parameters_read_from_source_are_the_signature(name):
 
 @pytest.mark.parametrize('name', list(ALGOS))
 def test_every_parameter_is_documented(name):
-    module, fn, _ = ALGOS[name]
+    module, fn = ALGOS[name]
     doc = algo_docstring(name)
     for key in flags.signature_parameters(module, fn):
         assert re.search(r'^\s*%s\b' % re.escape(key), doc, re.M), (name, key)

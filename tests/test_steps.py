@@ -1,5 +1,5 @@
-"""The update contract (spinup_tf.algos.steps): tracing a schedule and finding its period."""
-from spinup_tf.algos.steps import trace, period, distinct_calls
+"""The update contract (spinup_tf.engine.steps): tracing a schedule and finding its period."""
+from spinup_tf.engine.steps import trace, period, distinct_calls
 from spinup_tf.loops.off_policy import counted_from
 
 Q, PI, TARG = object(), object(), object()

@@ -1,4 +1,4 @@
-"""Videos of a policy (spinup_tf.tools.video): ``test_policy --video`` and the udemy preset's
+"""Videos of a policy (spinup_tf.utils.video): ``test_policy --video`` and the udemy preset's
 videos, headless, for classic-control, MuJoCo and pybullet envs. Each video is decoded and
 its frames counted: the reset frame and one per step."""
 import os
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from spinup_tf.tools.video import record_episodes, video_paths
+from spinup_tf.utils.video import record_episodes, video_paths
 
 
 

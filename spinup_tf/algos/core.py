@@ -14,7 +14,7 @@ the mean KL between the old policy and the current one (``d_kl``), as TRPO needs
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.utils.tf1 import tf, EPS, mlp, dense, placeholder
+from spinup_tf.utils.tf1 import tf, EPS, LOG_STD_MIN, LOG_STD_MAX, mlp, dense, placeholder
 from spinup_tf.utils.tf1 import random_normal, random_categorical
 # Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
 from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
@@ -281,8 +281,6 @@ def mlp_actor_critic(x, a, hidden_sizes=(64, 64), activation=tf.tanh, output_act
 # --------------------------------------------------------------------------------------------
 # SAC: tanh-squashed Gaussian policy
 # --------------------------------------------------------------------------------------------
-LOG_STD_MAX = 2
-LOG_STD_MIN = -20
 
 
 def mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation, output_activation):

@@ -7,7 +7,7 @@ Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.algos import core
-from spinup_tf.algos.steps import Minimize, Polyak
+from spinup_tf.engine.steps import Minimize, Polyak
 from spinup_tf.loops import off_policy
 
 

@@ -6,7 +6,7 @@ collects the epochs and runs the update's steps through the engine that ``fused`
 """
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.core import mlp_actor_critic
-from spinup_tf.algos.steps import Minimize, Repeat
+from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops.on_policy import Run
 
 

@@ -7,7 +7,7 @@ do not divide them and 256-unit layers:
 * **Updates** (``window``): a window of ``n`` off-policy updates in one ``sess.run`` leaves
   every variable (networks, targets, optimizer slots) and every diagnostic equal to ``n``
   plain updates (``spinup_tf.loops.off_policy.PlainUpdates``) on the same batches. It runs
-  the algorithm's own loss functions and steps (``spinup_tf.algos.steps``); the order of
+  the algorithm's own loss functions and steps (``spinup_tf.engine.steps``); the order of
   each variable's reads and writes is the sequential loop's (``ordering``), so results do
   not depend on thread timing: a seed repeats byte for byte.
 * **Acting** (``mirrors``): a numpy copy of the policy, derived from the graph's dense

@@ -262,7 +262,7 @@ def squashed_gaussian_actor(x_ph, scope, low, high):
         ``(actor, log_std_check)``: the actor, and the ``(tensor, NumpyMLP)`` pair that checks
         its ``log_std`` head against the graph; ``(None, None)`` for another structure.
     """
-    from spinup_tf.algos.core import LOG_STD_MIN, LOG_STD_MAX
+    from spinup_tf.utils.tf1 import LOG_STD_MIN, LOG_STD_MAX
     try:
         trunk, fork = dense_chain(x_ph, scope)
         heads = {}

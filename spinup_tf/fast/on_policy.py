@@ -28,8 +28,8 @@ check on fixed batches:
   with one line in the log.
 """
 from spinup_tf.utils.tf1 import tf
-from spinup_tf.algos.steps import Repeat
-from spinup_tf.fast.ordering import ProgramOrder, build_call
+from spinup_tf.engine.steps import Repeat
+from spinup_tf.engine.ordering import ProgramOrder, build_call
 from spinup_tf.fast.mirrors import NoMirror
 from spinup_tf.fast.onpolicy_mirrors import actor_critic_layers, numpy_actor_critic
 

@@ -7,10 +7,10 @@ call costs far more in TF's per-call overhead than the small networks' arithmeti
 1. writes the transitions staged since the last window into the graph's replay buffer
    (``GraphReplayBuffer.write_op``),
 2. runs the window's ``n`` updates: the algorithm's own ``update(train, j)``
-   (``spinup_tf.algos.steps``), unrolled for one period of its schedule and looped with
+   (``spinup_tf.engine.steps``), unrolled for one period of its schedule and looped with
    ``tf.while_loop``; each update draws its batch in-graph (uniform with replacement, like
    the numpy sampler) and builds the algorithm's steps on it, read and write hazards ordered
-   by ``spinup_tf.fast.ordering.ProgramOrder``,
+   by ``spinup_tf.engine.ordering.ProgramOrder``,
 3. returns every update's diagnostics, stacked per key, and the policy's weights after the
    last update (for the numpy actor).
 
@@ -23,8 +23,8 @@ one fetch per ``r`` is built, all sharing the loop.
 from types import SimpleNamespace
 
 from spinup_tf.utils.tf1 import tf
-from spinup_tf.algos.steps import period, trace
-from spinup_tf.fast.ordering import ProgramOrder, build_call
+from spinup_tf.engine.steps import period, trace
+from spinup_tf.engine.ordering import ProgramOrder, build_call
 from spinup_tf.fast.graph_replay_buffer import sample_indices, gather_batch
 
 

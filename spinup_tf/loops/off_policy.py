@@ -2,7 +2,7 @@
 
 An algorithm opens a :class:`Run` (envs, checks, logger, ``config.json``, a seeded graph),
 builds its graph in ``run.graph`` and hands :meth:`Run.train` its one hook: ``update(train,
-j)`` (``spinup_tf.algos.steps``), with the tensors that act. The loop owns everything the
+j)`` (``spinup_tf.engine.steps``), with the tensors that act. The loop owns everything the
 three have in common: uniform-random actions for the first ``start_steps``, exploration
 noise, gymnasium's terminated/truncated handling, the update schedule, the deterministic test
 episodes, the epoch log, the model saves and the checkpoints.
@@ -30,10 +30,10 @@ from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
 from spinup_tf.loops.evaluation import run_test_episodes, keep_best, save_best
-from spinup_tf.algos.steps import distinct_calls
+from spinup_tf.engine.steps import distinct_calls
 from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
-from spinup_tf.reproductions.noise import exploration_noise
+from spinup_tf.loops.noise import exploration_noise
 from spinup_tf.reproductions.networks import resolve_actor_critic
 
 OPTIONS = dict(
@@ -116,7 +116,7 @@ class Run:
 
         Args:
             batch: the placeholders, ``dict(obs1, obs2, acts, rews, done)``.
-            update: ``update(train, j)``, the algorithm's update (``spinup_tf.algos.steps``).
+            update: ``update(train, j)``, the algorithm's update (``spinup_tf.engine.steps``).
             act: ``(batch, act_dim)`` deterministic action of ``batch['obs1']`` (test
                 episodes, and the training action plus noise when ``explore`` is None).
             explore: ``(batch, act_dim)`` training action (SAC's sample), or None.
@@ -289,12 +289,12 @@ class PlainUpdates:
 
     Built in the graph: one op group per distinct call of ``update`` (ordered as one
     Spinning Up ``sess.run`` with chained control dependencies:
-    ``spinup_tf.fast.ordering.build_call``). ``diagnostics`` maps each loss function to its
+    ``spinup_tf.engine.ordering.build_call``). ``diagnostics`` maps each loss function to its
     ``{key: shape}`` (the fast engine's window needs them); ``keys`` lists every key.
     """
 
     def __init__(self, update, batch, batch_transform=None):
-        from spinup_tf.fast.ordering import ProgramOrder, build_call
+        from spinup_tf.engine.ordering import ProgramOrder, build_call
         self.update, self.batch = update, batch
         self.phs = [batch[k] for k in ('obs1', 'obs2', 'acts', 'rews', 'done')]
         fed = batch_transform(dict(batch)) if batch_transform is not None else batch

@@ -7,7 +7,7 @@ the checks, the logger and ``config.json``, a seeded graph), builds its graph in
 ``update(train, evaluate)``, called once per epoch on the epoch's data (``GAEBuffer.get()``
 fed to the placeholders) and returning the epoch's diagnostics, which the loop stores:
 
-* ``train(step)`` runs a step of ``spinup_tf.algos.steps`` on the batch: a ``Minimize`` is
+* ``train(step)`` runs a step of ``spinup_tf.engine.steps`` on the batch: a ``Minimize`` is
   one gradient step (one Spinning Up ``sess.run``); a ``Repeat`` is up to ``n`` of them,
   ending early once its ``stop`` holds for the diagnostics measured with a step, and
   returns ``(i, stopped)``: the index of the last step taken (Spinning Up's ``StopIter``)
@@ -45,7 +45,7 @@ from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
 from spinup_tf.loops.evaluation import (run_test_episodes, keep_best, save_best,
                                         deterministic_action)
-from spinup_tf.algos.steps import Repeat
+from spinup_tf.engine.steps import Repeat
 from spinup_tf.loops.session import Setup, run_loop, split_config
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
@@ -280,13 +280,13 @@ class PlainEngine:
     """Spinning Up's way of training: one ``sess.run`` per gradient step, fed the batch.
 
     Built in the graph: one op per distinct ``Minimize`` of ``steps`` (alone, or inside a
-    ``Repeat``), built by ``spinup_tf.fast.ordering.build_call`` as one Spinning Up
+    ``Repeat``), built by ``spinup_tf.engine.ordering.build_call`` as one Spinning Up
     ``sess.run``: the loss (and its diagnostics) from the parameters before the step, then
     the optimizer's write.
     """
 
     def __init__(self, steps, batch):
-        from spinup_tf.fast.ordering import ProgramOrder, build_call
+        from spinup_tf.engine.ordering import ProgramOrder, build_call
         self.built = {}
         for step in map(_inner, steps):
             if id(step) not in self.built:

@@ -12,7 +12,7 @@ import numpy as np
 
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.envs import env_id_of
-from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
+from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs

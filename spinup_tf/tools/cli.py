@@ -22,7 +22,7 @@ from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, optio
     parameters
 from spinup_tf.utils.errors import UserInputError, DiskFullError
 from spinup_tf.utils.run_folder import check_writable
-from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
+from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers

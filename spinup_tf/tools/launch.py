@@ -20,9 +20,10 @@ import pickle
 import signal
 import sys
 import time
-import traceback
 from collections import deque
 
+from spinup_tf.tools.variant import (call_variant, error_line, report_exception, status_detail,
+                                     variant_payload)
 from spinup_tf.tools.results import DIV_LINE_WIDTH, VariantResult, final_performance, \
     format_summary
 from spinup_tf.utils.threads import ONE_CORE, applied, auto_workers, busy_cores, decide, \
@@ -30,7 +31,6 @@ from spinup_tf.utils.threads import ONE_CORE, applied, auto_workers, busy_cores,
 
 BACKENDS = ('local', 'ray')
 # Errors whose message says it all: shown without a traceback (as the command line does).
-_QUIET_ERRORS = ('UserInputError', 'NonFiniteError', 'FloatingPointError')
 
 
 def resolve_workers(workers, out=None):
@@ -120,35 +120,6 @@ def run_threads(workers, n_experiments, backend='local'):
     return threads, describe_decision(at_once, cores, threads)
 
 
-def error_line(exc):
-    msg = str(exc).strip().splitlines()
-    return '%s: %s' % (type(exc).__name__, msg[0] if msg else '')
-
-
-def _report_exception(exc, label):
-    """Print a failed variant's error on stderr: one line for user errors, else a traceback."""
-    sys.stdout.flush()
-    if any(c.__name__ in _QUIET_ERRORS for c in type(exc).__mro__):
-        print('error: %s' % exc, file=sys.stderr)
-    else:
-        traceback.print_exc()
-    print('variant %s failed: %s' % (label, error_line(exc)), file=sys.stderr, flush=True)
-
-
-def call_variant(thunk, kwargs, label):
-    """Run one variant here; returns ``(status, error)``. KeyboardInterrupt goes on."""
-    try:
-        thunk(**kwargs)
-        return 'ok', ''
-    except Exception as e:  # a failed variant never stops the grid
-        _report_exception(e, label)
-        return 'failed', error_line(e)
-
-
-def status_detail(status, error):
-    return ' - ' + error if error and error != status else ''
-
-
 def _finish(result, status, error, seconds):
     result.status, result.error, result.seconds = status, error, seconds
     result.performance, result.performance_key = final_performance(result.output_dir)
@@ -168,15 +139,6 @@ def _run_in_process(experiments, results, out):
 
 
 # ---------------------------------- local processes ---------------------------------------
-def variant_payload(e):
-    try:
-        return pickle.dumps((e.thunk, e.kwargs))
-    except Exception as exc:
-        raise TypeError('variant %s cannot be sent to a worker process (%s); the thunk and '
-                        'its arguments must be picklable: use a module-level function'
-                        % (e.label, error_line(exc))) from None
-
-
 class _Interrupted(KeyboardInterrupt):
     """SIGTERM in a worker: stop like Ctrl-C (the algorithm saves its model)."""
 
@@ -213,7 +175,7 @@ def _worker_main(payload, out_conn, result_conn, thread_env):
     except KeyboardInterrupt:
         status, error = 'interrupted', 'interrupted'
     except Exception as e:  # unpickling failed
-        _report_exception(e, '?')
+        report_exception(e, '?')
         status, error = 'failed', error_line(e)
     sys.stdout.flush()
     sys.stderr.flush()

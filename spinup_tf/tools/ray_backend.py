@@ -10,7 +10,7 @@ import pickle
 import sys
 import time
 
-from spinup_tf.tools.launch import call_variant, error_line, status_detail, variant_payload
+from spinup_tf.tools.variant import call_variant, error_line, status_detail, variant_payload
 from spinup_tf.tools.results import final_performance
 
 RAY_MISSING = "backend 'ray' needs the optional 'ray' package: pip install -r requirements-ray.txt"

@@ -2,7 +2,7 @@
 
 The run folder must hold ``config.json`` (with the env id) and ``tf1_save/`` (a SavedModel
 with ``model_info.json``). Nothing is unpickled. ``--video OUT.mp4`` (or a folder) records the
-episodes instead of showing them (``spinup_tf.tools.video``; headless).
+episodes instead of showing them (``spinup_tf.utils.video``; headless).
 """
 import argparse
 import json
@@ -114,8 +114,8 @@ def run_policy(env, get_action, max_ep_len=None, num_episodes=10, seed=None):
 
 def record_videos(env_id, env_kwargs, get_action, out, episodes=1, max_ep_len=0, seed=0):
     """Record ``episodes`` episodes of ``get_action`` on ``env_id`` to ``out`` (an ``.mp4``
-    file or a folder; see ``spinup_tf.tools.video``), printing one line per video."""
-    from spinup_tf.tools.video import record_episodes
+    file or a folder; see ``spinup_tf.utils.video``), printing one line per video."""
+    from spinup_tf.utils.video import record_episodes
     results = record_episodes(env_id, env_kwargs, get_action, out, episodes, max_ep_len, seed)
     for path, ep_ret, ep_len in results:
         print('Video %s \t EpRet %.3f \t EpLen %d' % (path, ep_ret, ep_len))

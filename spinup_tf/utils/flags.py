@@ -129,3 +129,24 @@ def signature_parameters(module, name, options_module=None):
 def docstring(module, name):
     """The docstring of function ``name`` of ``module``, as ``inspect.getdoc`` gives it."""
     return ast.get_docstring(function_def(module, name)) or ''
+
+
+ALGORITHM_SOURCES = {
+    'ddpg': ('spinup_tf.algos.ddpg', 'ddpg', 'spinup_tf.loops.off_policy'),
+    'td3': ('spinup_tf.algos.td3', 'td3', 'spinup_tf.loops.off_policy'),
+    'sac': ('spinup_tf.algos.sac', 'sac', 'spinup_tf.loops.off_policy'),
+    'trpo': ('spinup_tf.algos.trpo', 'trpo', 'spinup_tf.loops.on_policy'),
+    'npg': ('spinup_tf.algos.trpo', 'npg', 'spinup_tf.loops.on_policy'),
+    'vpg': ('spinup_tf.algos.vpg', 'vpg', 'spinup_tf.loops.on_policy'),
+    'ppo': ('spinup_tf.algos.ppo', 'ppo', 'spinup_tf.loops.on_policy'),
+}
+"""Where each algorithm of ``run.py`` is written: ``name: (module, function, loop module)``.
+Names only: nothing is imported (``spinup_tf.algos`` is the registry that imports them)."""
+
+
+def algorithm_parameters(name):
+    """The flags of algorithm ``name`` (``inspect.Parameter``, in order): its signature's
+    parameters, with ``**options`` replaced by its loop's ``OPTIONS``. Read from the source:
+    nothing is imported."""
+    module, fn, loop = ALGORITHM_SOURCES[name]
+    return signature_parameters(module, fn, loop)

@@ -19,11 +19,8 @@ import time
 import numpy as np
 
 from spinup_tf.utils.errors import UserInputError
-
-PROGRESS_FILE = 'progress.txt'
-CONFIG_FILE = 'config.json'
-MODEL_DIR = 'tf1_save'
-MODEL_INFO_FILE = 'model_info.json'
+from spinup_tf.utils.run_folder import (PROGRESS_FILE, CONFIG_FILE, MODEL_DIR,  # noqa: F401
+                                        MODEL_INFO_FILE)
 
 color2num = dict(gray=30, red=31, green=32, yellow=33, blue=34, magenta=35, cyan=36,
                  white=37, crimson=38)

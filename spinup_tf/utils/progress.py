@@ -99,7 +99,7 @@ class Progress:
 
 def results_summary(run_dir):
     """Where a finished run's results are, and the commands that read them."""
-    from spinup_tf.utils.logx import MODEL_DIR, PROGRESS_FILE
+    from spinup_tf.utils.run_folder import MODEL_DIR, PROGRESS_FILE
     lines = ['Run folder: %s' % run_dir,
              '  model:    %s  (python run.py test_policy %s)'
              % (osp.join(run_dir, MODEL_DIR), run_dir),
@@ -120,7 +120,7 @@ def short_config(config, path=None):
     defaults = {}
     if algo is not None:
         try:
-            from spinup_tf.algos import parameters
+            from spinup_tf.utils.flags import algorithm_parameters as parameters
             defaults = {k: p.default for k, p in parameters(algo).items()}
         except (KeyError, LookupError, ValueError, OSError):
             defaults = {}

@@ -12,6 +12,12 @@ import os.path as osp
 
 from spinup_tf.utils.errors import UserInputError
 
+# What a run folder holds (written by spinup_tf.utils.logx)
+PROGRESS_FILE = 'progress.txt'
+CONFIG_FILE = 'config.json'
+MODEL_DIR = 'tf1_save'
+MODEL_INFO_FILE = 'model_info.json'
+
 LOCK_FILE = '.lock'
 _held = {}  # folder -> open lock file, kept open (and locked) until the process ends
 

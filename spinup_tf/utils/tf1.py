@@ -27,6 +27,8 @@ tf.disable_control_flow_v2()
 tf.get_logger().setLevel('ERROR')  # deprecation notices of the v1 API we use on purpose
 
 EPS = 1e-8
+LOG_STD_MAX = 2  # the squashed Gaussian policy's log-std is clipped to [LOG_STD_MIN, LOG_STD_MAX]
+LOG_STD_MIN = -20
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ def polyak_update_op(polyak, main_scope='main', target_scope='target', before=No
     paired variable.
 
     ``before(v_main, v_targ) -> ops`` and ``after(v_main, v_targ, assign)`` (both optional)
-    let an engine order each assign on its own (``spinup_tf.fast.ordering``); the op is the
+    let an engine order each assign on its own (``spinup_tf.engine.ordering``); the op is the
     same with or without them.
     """
     assigns = []

@@ -108,7 +108,7 @@ def _unique(ops):
 
 
 def build_call(order, call, batch):
-    """Build one ``train(*steps)`` call (``spinup_tf.algos.steps``) on ``batch``, ordered by
+    """Build one ``train(*steps)`` call (``spinup_tf.engine.steps``) on ``batch``, ordered by
     ``order``: first every loss of the call (from the parameters as they were before it),
     then the writes, in the order of ``call``.
 
@@ -116,7 +116,7 @@ def build_call(order, call, batch):
         ``(diagnostics, ops)``: ``[(loss_fn, its diagnostics dict)]`` for the call's loss
         functions (each evaluated once), and the call's write ops.
     """
-    from spinup_tf.algos.steps import Minimize, Polyak
+    from spinup_tf.engine.steps import Minimize, Polyak
     memo, diagnostics, grads = {}, [], []
     with order.scope():
         for step in call:
