@@ -131,7 +131,7 @@ def test_mountaincar_default_noise_leaves_the_do_nothing_optimum(tmp_path, monke
     those of the 12-epoch run, so the verdict is the same): 4 + 7 epochs for seeds 0 and 1,
     about half a minute, hence ``expensive``."""
     from spinup_tf.algos.td3 import td3
-    from spinup_tf.reproductions.presets import env_defaults
+    from spinup_tf.algos.env_defaults import env_defaults
     from spinup_tf.utils.logx import EpochLogger
 
     class FlagReached(Exception):

@@ -4,7 +4,8 @@ import gymnasium as gym
 from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars, make_session
-from spinup_tf.reproductions.presets import PRESETS, get_preset, env_defaults
+from spinup_tf.reproductions.presets import PRESETS, get_preset
+from spinup_tf.algos.env_defaults import env_defaults
 from spinup_tf.reproductions.quirks import normalized_rewards
 from test_offpolicy_loop import _run, LineEnv
 from offpolicy_graphs import capture

@@ -95,8 +95,9 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``noise`` (``'gaussian'``, ``'ou'``,
             ``'pink'``, ``'uniform'``), ``update_at_episode_end``, ``updates_per_step``,
-            ``tensorboard``, ``rllab_logging`` (rllab's columns), and the seeds' quirks that
-            the presets switch on.
+            ``videos``, ``tensorboard``, ``normalize_obs``, ``normalize_rew``; and ``hooks``
+            (``spinup_tf.loops.hooks``) where a run must differ from Spinning Up's loop (a
+            source document's quirks: ``spinup_tf.reproductions``).
     """
     run = off_policy.Run('ddpg', env_fn, dict(locals()))
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
@@ -115,7 +116,8 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 
         def q_loss(batch):
-            """DDPG's Q loss of a batch, and its diagnostics (the backup for rllab's)."""
+            """DDPG's Q loss of a batch, and its diagnostics (``Backup``, the Bellman target,
+            is stored, not logged: a reproduction's columns read it)."""
             with tf.variable_scope('main', reuse=True):
                 _, q, _ = actor_critic(batch['obs1'], batch['acts'], **ac_kwargs)
             with tf.variable_scope('target', reuse=True):
@@ -136,10 +138,11 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             pi_loss = -tf.reduce_mean(q_pi)
             return pi_loss, dict(LossPi=pi_loss)
 
-        # Separate train steps for pi, q (variables picked by exact scope prefix), then
+        # Separate train steps for pi, q (variables picked by exact scope prefix), each with
+        # its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr)), then
         # polyak averaging for the targets, which start equal to the main networks
-        pi_optimizer = tf.train.AdamOptimizer(learning_rate=pi_lr)
-        q_optimizer = tf.train.AdamOptimizer(learning_rate=q_lr)
+        pi_optimizer = run.optimizer(pi_lr)
+        q_optimizer = run.optimizer(q_lr)
         train_pi = Minimize(pi_loss, pi_optimizer, core.get_trainable_vars('main/pi'))
         train_q = Minimize(q_loss, q_optimizer, core.get_trainable_vars('main/q'))
         target_update, target_init = Polyak(polyak), core.target_init_op()
@@ -157,5 +160,5 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
         logger.log_tabular('LossQ', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(batch, update, act=pi, saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q=q)),
-              init_ops=[target_init], log_diagnostics=log_diagnostics)
+    run.train(update, batch, pi, log_diagnostics,
+              saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q=q)), init_ops=[target_init])

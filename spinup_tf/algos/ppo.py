@@ -77,8 +77,10 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
             numpy mirror of the policy acts, pulled once per epoch, and the
             ``train_pi_iters`` policy steps, with their early stop on KL, run as one
             ``sess.run``, as do the ``train_v_iters`` value steps; False: Spinning Up's loop,
-            one ``sess.run`` per env step and per gradient step), and the seeds' quirks
-            (``reward_lag``, ``bootstrap_with_reward``, ``timeout_is_terminal``).
+            one ``sess.run`` per env step and per gradient step); ``num_test_episodes``,
+            ``clip_actions``, ``tensorboard``, ``normalize_obs``, ``normalize_rew``; and
+            ``hooks`` (``spinup_tf.loops.hooks``) where a run must differ from Spinning Up's
+            loop.
     """
     run = Run('ppo', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
@@ -86,7 +88,7 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
         # the main outputs from computation graph on them (they act, and are saved);
         # ac(batch): the same actor-critic on any batch
-        batch, outputs, ac = run.actor_critic(actor_critic, ac_kwargs)
+        batch, outputs, ac = run.inputs()
 
         # PPO objectives, as functions of a batch: an engine builds them where it trains
         def pi_objective(batch):
@@ -111,11 +113,11 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         # Optimizers: up to train_pi_iters policy steps, each measuring the KL before its
         # change, stopped once that KL passes 1.5 * target_kl; then train_v_iters value steps
-        train_pi = Repeat(Minimize(pi_objective, tf.train.AdamOptimizer(learning_rate=pi_lr),
-                                   get_trainable_vars('pi')),
+        # (Adam: run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
+        train_pi = Repeat(Minimize(pi_objective, run.optimizer(pi_lr), get_trainable_vars('pi')),
                           train_pi_iters, stop=lambda pi_info: pi_info['KL'] > 1.5 * target_kl)
-        train_v = Repeat(Minimize(v_objective, tf.train.AdamOptimizer(learning_rate=vf_lr),
-                                  get_trainable_vars('v')), train_v_iters)
+        train_v = Repeat(Minimize(v_objective, run.optimizer(vf_lr), get_trainable_vars('v')),
+                         train_v_iters)
 
     def update(train, evaluate):
         pi_l_old, v_l_old, ent = evaluate([pi_loss, v_loss, pi_info['Entropy']])
@@ -133,6 +135,9 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old),
                     StopIter=i)
 
-    run.train(update, [train_pi, train_v], batch, outputs,
-              log=['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL',
-                   'ClipFrac', 'StopIter'])
+    def log_diagnostics(logger):
+        for key in ('LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL',
+                    'ClipFrac', 'StopIter'):
+            logger.log_tabular(key, average_only=True)
+
+    run.train(update, batch, outputs, log_diagnostics, steps=[train_pi, train_v])

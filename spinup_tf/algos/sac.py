@@ -104,7 +104,8 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
 
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``update_at_episode_end``,
-            ``updates_per_step``, ``tensorboard``.
+            ``updates_per_step``, ``videos``, ``tensorboard``, ``normalize_obs``,
+            ``normalize_rew``; and ``hooks`` (``spinup_tf.loops.hooks``).
     """
     if not (alpha == 'auto' or (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
                                 and alpha >= 0)):
@@ -169,16 +170,16 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             return losses, dict(LossPi=losses['pi'], LossQ1=q1_loss, LossQ2=q2_loss,
                                 Q1Vals=q1, Q2Vals=q2, LogPi=logp_pi, Alpha=alpha_t)
 
-        # Train steps: policy, value (and temperature), all from the same forward pass
+        # Train steps: policy, value (and temperature), all from the same forward pass, each
+        # with its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
         value_vars = core.get_trainable_vars('main/q1') + core.get_trainable_vars('main/q2')
-        train_pi = Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
-                            core.get_trainable_vars('main/pi'), loss='pi')
-        train_value = Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
-                               value_vars, loss='value')
+        train_pi = Minimize(sac_losses, run.optimizer(lr), core.get_trainable_vars('main/pi'),
+                            loss='pi')
+        train_value = Minimize(sac_losses, run.optimizer(lr), value_vars, loss='value')
         steps = [train_pi, train_value, Polyak(polyak)]  # Polyak averaging for targets
         if alpha == 'auto':
-            steps.append(Minimize(sac_losses, tf.train.AdamOptimizer(learning_rate=lr),
-                                  core.get_trainable_vars('alpha'), loss='alpha'))
+            steps.append(Minimize(sac_losses, run.optimizer(lr), core.get_trainable_vars('alpha'),
+                                  loss='alpha'))
 
         # Initializing targets to match main variables
         target_init = core.target_init_op()
@@ -201,6 +202,6 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             logger.log_tabular('Alpha', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(batch, update, act=mu, explore=pi,
+    run.train(update, batch, mu, log_diagnostics, explore=pi,
               saved=(dict(x=x_ph, a=a_ph), dict(mu=mu, pi=pi, q1=q1, q2=q2)),
-              init_ops=[target_init], log_diagnostics=log_diagnostics)
+              init_ops=[target_init])

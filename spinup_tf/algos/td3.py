@@ -106,7 +106,9 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``noise`` (``'gaussian'``, ``'ou'``,
             ``'pink'``, ``'uniform'``), ``update_at_episode_end``, ``updates_per_step``,
-            ``tensorboard``, and the seeds' quirks that the presets switch on.
+            ``videos``, ``tensorboard``, ``normalize_obs``, ``normalize_rew``; and ``hooks``
+            (``spinup_tf.loops.hooks``) where a run must differ from Spinning Up's loop (a
+            source document's quirks: ``spinup_tf.reproductions``).
     """
     run = off_policy.Run('td3', env_fn, dict(locals()))
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
@@ -156,11 +158,12 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
             pi_loss = -tf.reduce_mean(q1_pi)
             return pi_loss, dict(LossPi=pi_loss)
 
-        # Separate train steps for pi, q (variables picked by exact scope prefix)
+        # Separate train steps for pi, q (variables picked by exact scope prefix), each with
+        # its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
         pi_vars = core.get_trainable_vars('main/pi')
         q_vars = [v for v in core.get_trainable_vars('main') if v not in pi_vars]
-        train_pi = Minimize(pi_loss, tf.train.AdamOptimizer(learning_rate=pi_lr), pi_vars)
-        train_q = Minimize(q_loss, tf.train.AdamOptimizer(learning_rate=q_lr), q_vars)
+        train_pi = Minimize(pi_loss, run.optimizer(pi_lr), pi_vars)
+        train_q = Minimize(q_loss, run.optimizer(q_lr), q_vars)
 
         # Polyak averaging for target variables; initializing targets to match main variables
         target_update = Polyak(polyak)
@@ -182,5 +185,5 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
         logger.log_tabular('LossQ', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(batch, update, act=pi, saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q1=q1, q2=q2)),
-              init_ops=[target_init], log_diagnostics=log_diagnostics)
+    run.train(update, batch, pi, log_diagnostics,
+              saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q1=q1, q2=q2)), init_ops=[target_init])

@@ -123,19 +123,23 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
             numpy mirror of the policy acts, pulled once per epoch, and the ``train_v_iters``
             value steps run as one ``sess.run``; the natural-gradient step is the plain
             graph's either way; False: Spinning Up's loop, one ``sess.run`` per env step and
-            per value step), and the TRPO blog's quirks that its preset switches on
-            (``reward_lag``, ``bootstrap_with_reward``, ``timeout_is_terminal``).
+            per value step); ``num_test_episodes``, ``clip_actions``, ``tensorboard``,
+            ``normalize_obs``, ``normalize_rew``; and ``hooks`` (``spinup_tf.loops.hooks``)
+            where a run must differ from Spinning Up's loop.
     """
     run = on_policy.Run(algo, env_fn, locals(), choices=dict(algo=('trpo', 'npg')))
     with run.graph.as_default():
-        g = build_trpo_graph(run.env.observation_space, run.env.action_space, actor_critic,
-                             ac_kwargs, vf_lr)
+        g = build_trpo_graph(run.env.observation_space, run.env.action_space,
+                             run.actor_critic, run.ac_kwargs, vf_lr, run.optimizer(vf_lr))
     train_v = Repeat(g.train_vf, train_v_iters)
     update = trpo_update(g, train_v, algo, delta, damping_coeff, cg_iters, backtrack_iters,
                          backtrack_coeff, run.logger)
-    run.train(update, [train_v], g.batch, g.outputs,
-              log=['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL']
-              + (['BacktrackIters'] if algo == 'trpo' else []))
+    def log_diagnostics(logger):
+        for key in ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL'] + \
+                (['BacktrackIters'] if algo == 'trpo' else []):
+            logger.log_tabular(key, average_only=True)
+
+    run.train(update, g.batch, g.outputs, log_diagnostics, steps=[train_v])
 
 
 def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -192,8 +196,9 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
 
 def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_critic,
-                     ac_kwargs=dict(), vf_lr=1e-3):
-    """TRPO's graph, built in the default graph in Spinning Up's order.
+                     ac_kwargs=dict(), vf_lr=1e-3, vf_optimizer=None):
+    """TRPO's graph, built in the default graph in Spinning Up's order (``vf_optimizer``:
+    the value function's, ``tf.train.AdamOptimizer(learning_rate=vf_lr)`` when None).
 
     Returns:
         its tensors by Spinning Up's names (``x_ph``, ``pi``, ``logp``, ``info``,
@@ -225,8 +230,9 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
     v_loss, _ = v_objective(batch)
 
     # Optimizer for value function
-    train_vf = Minimize(v_objective, tf.train.AdamOptimizer(learning_rate=vf_lr),
-                        get_trainable_vars('v'))
+    if vf_optimizer is None:
+        vf_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
+    train_vf = Minimize(v_objective, vf_optimizer, get_trainable_vars('v'))
 
     # Symbols needed for CG solver (damping is added in natural_gradient_step)
     pi_params = get_trainable_vars('pi')

@@ -61,7 +61,9 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
             ``fused`` (True, the default: the fast engine, ``spinup_tf.fast.on_policy``: a
             numpy mirror of the policy acts, pulled once per epoch, and the value steps run
             as one ``sess.run``; False: Spinning Up's loop, one ``sess.run`` per env step and
-            per gradient step), and the seeds' quirks that the presets switch on.
+            per gradient step); ``num_test_episodes``, ``clip_actions``, ``tensorboard``,
+            ``normalize_obs``, ``normalize_rew``; and ``hooks`` (``spinup_tf.loops.hooks``)
+            where a run must differ from Spinning Up's loop.
     """
     run = Run('vpg', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
@@ -69,7 +71,7 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
         # the main outputs from computation graph on them (they act, and are saved);
         # ac(batch): the same actor-critic on any batch
-        batch, outputs, ac = run.actor_critic(actor_critic, ac_kwargs)
+        batch, outputs, ac = run.inputs()
 
         # VPG objectives, as functions of a batch: an engine builds them where it trains
         def pi_objective(batch):
@@ -88,11 +90,11 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         # The same on the placeholders, for the log
         (pi_loss, pi_info), (v_loss, _) = pi_objective(batch), v_objective(batch)
 
-        # Optimizers: one policy step, then train_v_iters value steps, per epoch
-        train_pi = Minimize(pi_objective, tf.train.AdamOptimizer(learning_rate=pi_lr),
-                            get_trainable_vars('pi'))
-        train_v = Repeat(Minimize(v_objective, tf.train.AdamOptimizer(learning_rate=vf_lr),
-                                  get_trainable_vars('v')), train_v_iters)
+        # Optimizers (Adam: run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr)):
+        # one policy step, then train_v_iters value steps, per epoch
+        train_pi = Minimize(pi_objective, run.optimizer(pi_lr), get_trainable_vars('pi'))
+        train_v = Repeat(Minimize(v_objective, run.optimizer(vf_lr), get_trainable_vars('v')),
+                         train_v_iters)
 
     def update(train, evaluate):
         pi_l_old, v_l_old, ent = evaluate([pi_loss, v_loss, pi_info['Entropy']])
@@ -108,5 +110,8 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         return dict(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent,
                     DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
 
-    run.train(update, [train_pi, train_v], batch, outputs,
-              log=['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL'])
+    def log_diagnostics(logger):
+        for key in ('LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL'):
+            logger.log_tabular(key, average_only=True)
+
+    run.train(update, batch, outputs, log_diagnostics, steps=[train_pi, train_v])

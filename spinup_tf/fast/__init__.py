@@ -6,7 +6,7 @@ do not divide them and 256-unit layers:
 
 * **Updates** (``window``): a window of ``n`` off-policy updates in one ``sess.run`` leaves
   every variable (networks, targets, optimizer slots) and every diagnostic equal to ``n``
-  plain updates (``spinup_tf.loops.off_policy.PlainUpdates``) on the same batches. It runs
+  plain updates (``spinup_tf.engine.plain.PlainUpdates``) on the same batches. It runs
   the algorithm's own loss functions and steps (``spinup_tf.engine.steps``); the order of
   each variable's reads and writes is the sequential loop's (``ordering``), so results do
   not depend on thread timing: a seed repeats byte for byte.
@@ -49,7 +49,8 @@ class FastEngine:
         self.mirror, self.checks = policy_mirror(batch['obs1'], act, explore, 'main/pi',
                                                  run.policy_space)
         self.replay_buffer = self.window = self.reason = None
-        buffer = GraphReplayBuffer(run.obs_dim, run.act_dim, run.p.replay_size)
+        buffer = GraphReplayBuffer(run.obs_dim, run.act_dim, run.p.replay_size,
+                                   run.hooks.sample_with_replacement)
         weights = self.mirror.variables if self.mirror is not None else []
         batch_size = run.p.batch_size
         for d in diagnostics.values():  # per-sample diagnostics have the batch's size

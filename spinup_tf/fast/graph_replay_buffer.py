@@ -14,7 +14,7 @@ the saved model leave them out; the run's checkpoint stores the buffer through
 import numpy as np
 
 from spinup_tf.utils.tf1 import tf, random_uniform_int
-from spinup_tf.loops.replay_buffer import RingLayout
+from spinup_tf.engine.ring_layout import RingLayout
 
 STAGE_ROWS = 4096
 REPLAY_VARIABLES = 'spinup_tf_replay_buffer'
@@ -36,8 +36,8 @@ class GraphReplayBuffer(RingLayout):
     sampling range.
     """
 
-    def __init__(self, obs_dim, act_dim, size):
-        super().__init__(size)
+    def __init__(self, obs_dim, act_dim, size, with_replacement=True):
+        super().__init__(size, with_replacement)
         n = self.max_size
         self.obs_dim, self.act_dim = obs_dim, act_dim
 
@@ -192,6 +192,15 @@ def sample_indices(valid_var, filled, batch_size):
 
     return tf.while_loop(lambda i: tf.logical_not(tf.reduce_all(tf.gather(valid_var, i))),
                          redraw, [idxs], parallel_iterations=1)
+
+
+def sample_distinct_indices(valid_var, filled, batch_size):
+    """In-graph counterpart of ``RingLayout.sample_indices`` without replacement:
+    ``(batch_size,)`` int32 distinct transition slots of ``[0, filled)``, uniformly (the
+    ``batch_size`` largest of uniform scores, non-transition slots scored below them)."""
+    scores = tf.random.uniform(tf.reshape(filled, (1,)), dtype=tf.float32)
+    held = tf.gather(valid_var, tf.range(filled))
+    return tf.nn.top_k(tf.where(held, scores, -tf.ones_like(scores)), batch_size).indices
 
 
 def gather_batch(buffer, idxs, batch_size):

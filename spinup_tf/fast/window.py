@@ -25,7 +25,8 @@ from types import SimpleNamespace
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.engine.steps import period, trace
 from spinup_tf.engine.ordering import ProgramOrder, build_call
-from spinup_tf.fast.graph_replay_buffer import sample_indices, gather_batch
+from spinup_tf.fast.graph_replay_buffer import (sample_indices, sample_distinct_indices,
+                                                gather_batch)
 
 
 class NoFastPath(Exception):
@@ -45,10 +46,11 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
             returns and their shapes for one update (the plain engine's build tells them).
         weights: variables whose values (after the window) are returned too.
         sampler: ``sampler(j) -> (batch,)`` int32 slots of update ``j`` (an int32 tensor,
-            the update's index in the window); default :func:`sample_indices` (tests pass
+            the update's index in the window); default ``sample_indices`` (or
+            ``sample_distinct_indices`` for a buffer without replacement; tests pass
             fixed indices to compare with the plain engine).
-        batch_transform: ``batch_transform(batch) -> batch`` applied to every batch (a
-            reproduction's reward normalisation), or None.
+        batch_transform: ``batch_transform(batch) -> batch`` applied to every batch, or
+            None.
 
     Returns:
         A namespace with ``chunk``, ``feed_list`` (the staging placeholders, ``filled_ph``,
@@ -62,8 +64,10 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
     schedule = trace(update, chunk)
     n_chunks_ph = tf.placeholder(tf.int32, (), name='n_chunks')
     if sampler is None:
+        draw = sample_indices if buffer.with_replacement else sample_distinct_indices
+
         def sampler(j):
-            return sample_indices(buffer.valid_var, buffer.filled_ph, batch_size)
+            return draw(buffer.valid_var, buffer.filled_ph, batch_size)
 
     def updates(first, count, start, arrays, index_base):
         """``count`` unrolled updates, the first being update ``first`` of the window;

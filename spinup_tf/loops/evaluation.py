@@ -21,9 +21,9 @@ TEST_SEED_OFFSET = 10000
 def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount=None):
     """``n`` episodes of ``act(o)`` on ``test_env``; each is stored as ``TestEpRet``
     and ``TestEpLen``, and with a ``discount`` gamma also as ``TestEpDiscRet``
-    :math:`= \\sum_t \\gamma^t r_t` (rllab's ``discount_return``). The first reset of the
-    run (``state['test_seeded']`` False) seeds the env with ``seed + 10000``; later ones
-    continue its RNG.
+    :math:`= \\sum_t \\gamma^t r_t`. The first reset of the run (``state['test_seeded']``
+    False) seeds the env with ``seed + 10000``; later ones continue its RNG (all of them
+    with ``seed`` None).
 
     Ctrl-C / SIGTERM stop it at the next env step (``check_stop``). The phase is then undone
     before the interrupt goes on: the episodes it stored are dropped and the test env's RNG
@@ -32,7 +32,7 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discoun
     stored = {k: len(logger.epoch_dict.get(k, []))
               for k in ('TestEpRet', 'TestEpLen', 'TestEpDiscRet')}
     seeded = state.get('test_seeded')
-    rng = test_env.unwrapped.np_random.bit_generator.state if seeded else None
+    rng = test_env.unwrapped.np_random.bit_generator.state if seeded or seed is None else None
     try:
         _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount)
     except KeyboardInterrupt:
@@ -47,7 +47,7 @@ def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discoun
 
 def _test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount):
     for _ in range(n):
-        if not state.get('test_seeded'):
+        if seed is not None and not state.get('test_seeded'):
             o = seed_env(test_env, seed + TEST_SEED_OFFSET)
             state['test_seeded'] = True
         else:

@@ -2,7 +2,7 @@
 
 DDPG and TD3 learn a deterministic policy ``mu(s)``, so they explore by acting with
 ``clip(mu(s) + noise, act_low, act_high)`` during training (never at test time). The
-off-policy loop (:func:`spinup_tf.loops.off_policy.run_off_policy`) takes the noise as a callable
+off-policy loop (``spinup_tf.loops.off_policy``) takes the noise as a callable
 ``noise(act_dim) -> np.ndarray (act_dim,)`` and calls its ``reset()``, when it has one, at the
 start of every episode. Every process here is such a callable with a ``reset()`` (a no-op for
 the memoryless ones), so any of them can be passed as ``noise=``.
@@ -16,8 +16,8 @@ All of them draw from numpy's global RNG (``np.random``), which the algorithms s
 ``'gaussian'``                    :class:`GaussianNoise`: ``scale * N(0, I)``, i.i.d. in
                                   time. Spinning Up's default (``act_noise=0.1``).
 ``'uniform'``                     :class:`UniformBiasedNoise`: ``scale * U[0, 1)``, the
-                                  TD3 blog quirk (biased: always pushes actions *up*).
-``'ou'``                          :class:`OrnsteinUhlenbeckNoise`: rllab's OU process,
+                                  biased: it always pushes actions *up*.
+``'ou'``                          :class:`OrnsteinUhlenbeckNoise`: the OU process,
                                   temporally correlated (original DDPG paper).
 ``'pink'``                        :class:`PinkNoise`: 1/f coloured noise (Eberhard et al.
                                   2023), correlated on all time scales.
@@ -71,13 +71,14 @@ class GaussianNoise:
 
 
 class UniformBiasedNoise:
-    """The TD3 blog quirk: ``scale * U[0, 1)`` -- uniform in ``[0, scale)``, *not* centred.
+    """``scale * U[0, 1)`` -- uniform in ``[0, scale)``, *not* centred.
 
     Some write-ups of TD3 (and early reproductions) drew exploration noise with
     ``np.random.rand`` instead of ``np.random.randn``. That noise has mean ``scale / 2`` and
     standard deviation ``scale / sqrt(12)``: it never pushes an action down, only adds a
-    constant upward bias plus a little jitter. It is kept here only so that the quirk can be
-    reproduced and compared against; use :class:`GaussianNoise` otherwise.
+    constant upward bias plus a little jitter. It is kept here only so that such a write-up
+    can be reproduced and compared against (``spinup_tf.reproductions``); use
+    :class:`GaussianNoise` otherwise.
 
     Args:
         scale (float): Width of the interval ``[0, scale)``, in action units.
@@ -102,10 +103,10 @@ class UniformBiasedNoise:
 # ---------------------------------------------------------------------------------------------
 
 class OrnsteinUhlenbeckNoise:
-    r"""rllab's Ornstein-Uhlenbeck exploration strategy (used in the original DDPG paper).
+    r"""The Ornstein-Uhlenbeck exploration strategy of the original DDPG paper.
 
-    A mean-reverting random walk, discretised with unit time step as in rllab's
-    ``OUStrategy``::
+    A mean-reverting random walk, discretised with unit time step (the DDPG papers'
+    ``OUStrategy``)::
 
         x  <-  x + theta * (mu - x) + sigma * N(0, I)        (sigma = scale)
 
@@ -122,7 +123,7 @@ class OrnsteinUhlenbeckNoise:
 
     and the autocorrelation at lag ``k`` is ``(1 - theta)^k`` (lag 1: ``1 - theta``). (The
     continuous-time OU value ``sigma^2 / (2 theta)`` is the small-``theta`` limit.) With
-    rllab's defaults ``theta=0.15, sigma=0.3`` the stationary std is about 0.57 -- much
+    the usual ``theta=0.15, sigma=0.3`` the stationary std is about 0.57 -- much
     larger than ``sigma`` -- with a correlation time of about ``1/theta ~ 7`` steps. The
     variance builds up from 0 after each reset: after ``t`` steps it is
     ``V * (1 - (1-theta)^(2t))``.
@@ -358,8 +359,8 @@ def make_noise(kind, scale, act_dim=None, **kwargs):
     """Build an exploration noise process by name (for a CLI flag such as ``--noise``).
 
     Args:
-        kind (str): ``'gaussian'`` (:class:`GaussianNoise`), ``'uniform'`` (the TD3 blog
-            quirk, :class:`UniformBiasedNoise`), ``'ou'`` (:class:`OrnsteinUhlenbeckNoise`)
+        kind (str): ``'gaussian'`` (:class:`GaussianNoise`), ``'uniform'`` (biased,
+            :class:`UniformBiasedNoise`), ``'ou'`` (:class:`OrnsteinUhlenbeckNoise`)
             or ``'pink'`` (:class:`PinkNoise`). Case-insensitive.
         scale (float): The process's ``scale`` (std for Gaussian/pink, ``sigma`` for OU,
             interval width for uniform).
@@ -392,3 +393,58 @@ def exploration_noise(kind, scale, act_dim, episode_len=1000):
         return make_noise(kind, scale, act_dim, **kwargs)
     except ValueError as e:
         raise UserInputError(str(e)) from None
+
+
+class NoisyPolicy:
+    """Training-time actions of a deterministic policy: ``clip(act(o) + scale * noise,
+    low, high)``.
+
+    ``reset()`` (called at the start of every episode) resets the noise process, which
+    matters for the temporally correlated ones (OU, coloured noise).
+
+    Args:
+        act: ``act(o) -> (act_dim,)``, the deterministic policy.
+        noise: a process of this module (``noise(act_dim) -> (act_dim,)``).
+        act_low, act_high: ``(act_dim,)`` bounds of the env's actions.
+        scale: multiplies the noise (a number or ``(act_dim,)``): 1 draws it in env action
+            units.
+        clip (bool): clip the noisy action to the bounds (False: the env and the buffer get
+            it as it is).
+    """
+
+    def __init__(self, act, noise, act_low, act_high, scale=1.0, clip=True):
+        self.act, self.noise = act, noise
+        self.act_low, self.act_high = act_low, act_high
+        self.act_dim = int(np.prod(act_low.shape))
+        self.scale, self.clip = scale, clip
+
+    def __call__(self, o):
+        a = self.act(o) + self.scale * self.noise(self.act_dim)
+        return np.clip(a, self.act_low, self.act_high) if self.clip else a
+
+    def reset(self):
+        self.noise.reset()
+
+
+def noise_state(noise):
+    """JSON-able process state of an exploration noise (its array, number and None
+    attributes; ``{}`` for none): what lets a resumed run continue OU's ``x``."""
+    if noise is None:
+        return {}
+    out = {}
+    for k, v in vars(noise).items():
+        if isinstance(v, np.ndarray):
+            out[k] = {'array': v.tolist(), 'dtype': v.dtype.str}
+        elif v is None or isinstance(v, (bool, int, float, np.integer, np.floating)):
+            out[k] = {'value': v.item() if isinstance(v, np.generic) else v}
+    return out
+
+
+def load_noise_state(noise, state):
+    """Put :func:`noise_state`'s ``state`` back into ``noise``."""
+    if noise is None or not state:
+        return
+    for k, v in state.items():
+        setattr(noise, k, np.asarray(v['array'], dtype=np.dtype(v['dtype']))
+                if 'array' in v else v['value'])
+

@@ -3,7 +3,7 @@ engine.
 
 An algorithm opens a :class:`Run` (Spinning Up's preamble, ``loops.session.Setup``: the env,
 the checks, the logger and ``config.json``, a seeded graph), builds its graph in
-``run.graph`` on :meth:`Run.actor_critic`, and hands :meth:`Run.train` its one hook,
+``run.graph`` on :meth:`Run.inputs`, and hands :meth:`Run.train` its one hook,
 ``update(train, evaluate)``, called once per epoch on the epoch's data (``GAEBuffer.get()``
 fed to the placeholders) and returning the epoch's diagnostics, which the loop stores:
 
@@ -24,13 +24,16 @@ the epoch) gets ``last_val = V(s_T)`` of the real next observation. (Spinning Up
 
 Two engines (the algorithms' ``fused`` flag):
 
-* plain (``fused=False``), Spinning Up's way (:class:`PlainEngine`): one ``sess.run`` per env
-  step and per gradient step;
+* plain (``fused=False``), Spinning Up's way (``spinup_tf.engine.plain.PlainEngine``): one
+  ``sess.run`` per env step and per gradient step;
 * fast (``fused=True``): ``spinup_tf.fast.on_policy``: a numpy mirror of the policy acts and
   each ``Repeat`` runs as one ``tf.while_loop``, falling back, with a log line, to the plain
   engine for whatever it cannot mirror or loop.
+
+Where a run must behave unlike Spinning Up (a source document's quirks), it passes
+``hooks`` (``spinup_tf.loops.hooks``): what a step stores, what a terminal path's last value
+is, which states are terminal.
 """
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -38,24 +41,19 @@ from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space
 from spinup_tf.utils.envs import flat_obs_dim, check_discrete_or_box
-from spinup_tf.utils.errors import UserInputError, check_finite, check_positive_ints
+from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
-from spinup_tf.loops.episode_replay import EpisodeRecorder
-from spinup_tf.utils.checkpoint import Checkpointer
 from spinup_tf.utils.progress import Progress
-from spinup_tf.loops.evaluation import (run_test_episodes, keep_best, save_best,
-                                        deterministic_action)
-from spinup_tf.engine.steps import Repeat
-from spinup_tf.loops.session import Setup, run_loop, split_config
+from spinup_tf.engine.plain import PlainEngine, Evaluate
+from spinup_tf.loops.evaluation import deterministic_action
+from spinup_tf.loops.session import Setup, split_config
+from spinup_tf.loops.skeleton import EpochLoop
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'gamma', 'lam', 'max_ep_len',
                    'save_freq')
 OPTIONS = dict(
     fused=True,                   # the fast engine (spinup_tf.fast.on_policy); False: Spinning Up's
-    reward_lag=False,             # store the previous step's reward (the TRPO blog's order)
-    bootstrap_with_reward=False,  # an ended trajectory bootstraps with its last reward
-    timeout_is_terminal=False,    # the time limit ends a trajectory as a terminal state
     normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
     num_test_episodes=0,          # deterministic test episodes per epoch (mean / argmax action)
@@ -69,13 +67,7 @@ OPTIONS = dict(
 the control itself but charges its control cost on the action it was given, so an
 unclipped action costs more (PPO on HalfCheetah-v5, seed 0, first epoch: AverageEpRet -389
 unclipped, -139 clipped). ``True`` clips it to the bounds first, as Stable-Baselines3 does.
-Either way the buffer stores the sampled action, whose log-likelihood the policy gave.
-
-``reward_lag``, ``bootstrap_with_reward`` and ``timeout_is_terminal`` are the TRPO blog's
-(seed 004) quirks, which its preset switches on: it called
-``buf.store(o, a, r)`` before ``env.step`` (so each step stored the reward of the step
-before, 0 at an episode's start), ended a trajectory with ``last_val = r if d else V(o)``,
-and old gym's ``d`` was also true at the time limit."""
+Either way the buffer stores the sampled action, whose log-likelihood the policy gave."""
 FINITE_KEYS = ('LossPi', 'LossV', 'KL', 'VVals')  # a NaN or Inf here stops the run
 BATCH_KEYS = ('x', 'a', 'adv', 'ret', 'logp_old')  # the order of GAEBuffer.get()
 
@@ -86,22 +78,26 @@ class Run:
     Args:
         algo (str): the algorithm's name.
         env_fn: makes the env.
-        config (dict): the algorithm's ``locals()``: its hyperparameters (``config.json``)
-            and the loop's (``LOOP_PARAMETERS``).
+        config (dict): the algorithm's ``locals()``: its hyperparameters (``config.json``),
+            the loop's (``LOOP_PARAMETERS``) and ``options`` (``OPTIONS``, and ``hooks``).
         choices (dict): parameters that must take one of the values listed (TRPO's
             ``algo``), checked with the spaces and budgets before anything is written.
 
-    Attributes: ``graph``, ``logger``, ``env``, ``obs_dim``, ``setup``.
+    Attributes: ``graph``, ``logger``, ``hooks``, ``env``, ``test_env`` (None without test
+    episodes), ``obs_dim``, ``actor_critic`` and ``ac_kwargs`` (with the action space).
     """
 
     def __init__(self, algo, env_fn, config, choices=None):
-        self.options, self.p, config = split_config(algo, config, OPTIONS, LOOP_PARAMETERS)
+        self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
+                                                                LOOP_PARAMETERS)
+        self.hooks.bind(self.p, self.options, False, config)
+        self.num_test_episodes = self.options.num_test_episodes
 
         def check(env):
             flat_obs_dim(env.observation_space, algo)
             check_discrete_or_box(env.action_space, algo)
             check_positive_ints(steps_per_epoch=self.p.steps_per_epoch, epochs=self.p.epochs)
-            n_test = self.options.num_test_episodes
+            n_test = self.num_test_episodes
             if isinstance(n_test, bool) or not isinstance(n_test, int) or n_test < 0:
                 raise UserInputError('num_test_episodes must be a non-negative integer, got %r'
                                      % (n_test,))
@@ -110,35 +106,40 @@ class Run:
                     raise UserInputError('%s must be one of %s, got %r'
                                          % (name, ', '.join(map(repr, allowed)), config[name]))
 
-        n_envs = 2 if self.options.num_test_episodes else 1  # a test env for test episodes
+        n_envs = 2 if self.num_test_episodes else 1  # a test env for test episodes
         self.setup = Setup(algo, env_fn, config, check, n_envs=n_envs,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env = self.setup.envs[0]
         self.test_env = self.setup.envs[1] if n_envs == 2 else None
-        self.test_act = None
         self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
+        self.actor_critic = self.hooks.actor_critic(config['actor_critic'])
+        self.ac_kwargs = dict(config.get('ac_kwargs') or {})
 
-    def actor_critic(self, actor_critic, ac_kwargs, keep_info=False):
+    def inputs(self, keep_info=False):
         """:func:`actor_critic_graph` in the run's graph, for the env's spaces."""
         with self.graph.as_default():
             return actor_critic_graph(self.env.observation_space, self.env.action_space,
-                                      actor_critic, ac_kwargs, keep_info)
+                                      self.actor_critic, self.ac_kwargs, keep_info)
 
-    def train(self, update, steps, batch, outputs, log):
+    def optimizer(self, learning_rate):
+        """The optimizer of a train step (Spinning Up's ``tf.train.AdamOptimizer``)."""
+        return self.hooks.optimizer(learning_rate)
+
+    def train(self, update, batch, outputs, log_diagnostics, steps):
         """Build the engine, start the session and run the loop.
 
         Args:
             update: ``update(train, evaluate) -> dict``, the algorithm's update of one epoch
                 (see the module's docstring); the loop stores the dict it returns.
-            steps: every step ``update`` passes to ``train`` (the engines build them before
-                the session starts, as Spinning Up builds its train ops).
             batch: the placeholders by name (``BATCH_KEYS``), and ``info``: the old
                 policy's ``info_phs`` when the buffer must keep them (TRPO's KL).
             outputs: the actor-critic's outputs on ``batch['x']``, ``batch['a']``: ``pi,
                 logp, logp_pi, info, info_phs, d_kl, v``. They act, and are saved.
-            log: the keys of ``update``'s diagnostics, logged (averages) after
-                ``TotalEnvInteracts`` in this order.
+            log_diagnostics: ``log_diagnostics(logger)`` logs the algorithm's columns after
+                ``TotalEnvInteracts``, with ``logger.log_tabular``.
+            steps: every step ``update`` passes to ``train`` (the engines build them before
+                the session starts, as Spinning Up builds its train ops).
         """
         p, logger = self.p, self.logger
         pi, logp, logp_pi, info, _, _, v = outputs
@@ -161,9 +162,10 @@ class Run:
                 saved['mu'] = deterministic_action(info, self.env.action_space)
         self.setup.count_vars(['pi', 'v'], ['pi', 'v'])
         sess = self.setup.start_session(inputs={'x': batch['x']}, outputs=saved)
+        test_act = None
         if 'mu' in saved:
-            self.test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space,
-                                         self.options.clip_actions)
+            test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space,
+                                    self.options.clip_actions)
 
         # Every step, get: action, value, logprob (and the policy's info, for TRPO's KL)
         step, value = policy_step_fns(sess, batch['x'], [pi, v, logp_pi]
@@ -176,8 +178,10 @@ class Run:
         def update_epoch():
             logger.store(**update_on(buf.get()))
 
-        loop = _Loop(self, buf, step, value, update_epoch, new_policy, log, sess)
-        loop.run()
+        agent = SimpleNamespace(act=test_act, step=step, value=value, update=update_epoch,
+                                new_policy=new_policy, log_diagnostics=log_diagnostics,
+                                finite_keys=FINITE_KEYS, closers=[sess])
+        OnPolicyLoop(self, agent, buf).run()
 
 
 def _test_policy(sess, x_ph, mu, space, clip):
@@ -269,90 +273,6 @@ def policy_step_fns(sess, x_ph, get_action_ops, v, info_shapes=None):
     return step, value
 
 
-# --------------------------------------------------------------------------------------------
-# Engines
-# --------------------------------------------------------------------------------------------
-def _inner(step):
-    return step.step if isinstance(step, Repeat) else step
-
-
-class PlainEngine:
-    """Spinning Up's way of training: one ``sess.run`` per gradient step, fed the batch.
-
-    Built in the graph: one op per distinct ``Minimize`` of ``steps`` (alone, or inside a
-    ``Repeat``), built by ``spinup_tf.engine.ordering.build_call`` as one Spinning Up
-    ``sess.run``: the loss (and its diagnostics) from the parameters before the step, then
-    the optimizer's write.
-    """
-
-    def __init__(self, steps, batch):
-        from spinup_tf.engine.ordering import ProgramOrder, build_call
-        self.built = {}
-        for step in map(_inner, steps):
-            if id(step) not in self.built:
-                out, ops = build_call(ProgramOrder(), (step,), batch)
-                diagnostics = {k: t for _, d in out for k, t in d.items()}
-                names = sorted(diagnostics)
-                self.built[id(step)] = (names, [tf.group(ops)] + [diagnostics[k]
-                                                                  for k in names])
-
-    def bind(self, sess, phs):
-        """``train(inputs, step)`` on ``sess``; ``inputs`` in the order of ``phs``."""
-        runs = {key: (names, sess.make_callable(fetches, feed_list=phs))
-                for key, (names, fetches) in self.built.items()}
-
-        def train(inputs, step):
-            names, run = runs[id(_inner(step))]
-            if not isinstance(step, Repeat):
-                run(*inputs)
-                return None
-            i = -1
-            for i in range(step.n):
-                values = run(*inputs)[1:]
-                if step.stop is not None and step.stop(
-                        {k: np.float64(x) for k, x in zip(names, values)}):
-                    return i, True
-            return i, False
-        return train
-
-
-class Evaluate:
-    """``evaluate(inputs, fetches, feed=None)``: ``sess.run(fetches)`` with ``inputs`` fed to
-    the batch's placeholders ``phs`` (those the fetches need) and ``feed`` to others. One
-    callable is made per kind of call (no feed-dict building or fetch lookup per call)."""
-
-    def __init__(self, sess, phs):
-        self.sess, self.phs, self.callables = sess, list(phs), {}
-
-    def __call__(self, inputs, fetches, feed=None):
-        feed = feed or {}
-        extra = list(feed)
-        key = (repr(tf.nest.map_structure(lambda t: t.name, fetches)),
-               tuple(t.name for t in extra))
-        if key not in self.callables:
-            needed = _placeholders_needed(fetches)
-            used = [i for i, ph in enumerate(self.phs) if ph.op in needed]
-            run = self.sess.make_callable(fetches, feed_list=[self.phs[i] for i in used]
-                                          + extra)
-            self.callables[key] = (used, run)
-        used, run = self.callables[key]
-        return run(*([inputs[i] for i in used] + [feed[t] for t in extra]))
-
-
-def _placeholders_needed(fetches):
-    """The ops ``fetches`` depend on (inputs and control inputs, transitively)."""
-    stack = [t.op if hasattr(t, 'op') else t for t in tf.nest.flatten(fetches)]
-    seen = set()
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return seen
-
-
 class Updater:
     """``update(train, evaluate)`` on one epoch's data through an engine.
 
@@ -396,137 +316,111 @@ def updater(update, steps, batch, fused=False, sess=None):
     return built.bind(sess)
 
 
-# --------------------------------------------------------------------------------------------
-# The loop
-# --------------------------------------------------------------------------------------------
-class _Loop:
-    """Collect an epoch, update, log; ``epochs`` times (Spinning Up's loop)."""
 
-    def __init__(self, run, buf, step, value, update_epoch, new_policy, log, sess):
-        self.p, self.logger, self.env = run.p, run.logger, run.env
-        self.options = run.options
-        self.buf, self.step, self.value = buf, step, value
-        self.update_epoch, self.new_policy, self.log, self.sess = (update_epoch, new_policy,
-                                                                   log, sess)
-        self.test_env, self.test_act = run.test_env, run.test_act
-        self.checkpointer = Checkpointer(self.logger, [self.env] + ([self.test_env] if
-                                                                    self.test_env else []), buf)
-        self.state = dict(t=0, epoch=0, elapsed=0.0, o=None)
-        self.episode = EpisodeRecorder(self.env)  # how to rebuild the open episode on resume
 
-    def run(self):
-        def cut_open_trajectory():
-            # The open trajectory is cut here: close it with V(s_T), as at an epoch boundary.
-            if self.buf.path_start_idx < self.buf.ptr and self.state['o'] is not None:
-                self.buf.finish_path(self.value(self.state['o']))
-            return dict(o=None, episode=None)  # the resumed run starts a fresh episode
-        run_loop(self._loop, self.logger, self.checkpointer, self.state,
-                 lambda epoch: self.logger.save_state({'epoch': epoch}),
-                 [self.env, self.sess], on_interrupt=cut_open_trajectory)
+class OnPolicyLoop(EpochLoop):
+    """Collect an epoch, update, log; ``epochs`` times (Spinning Up's loop).
 
-    def _loop(self):
-        p, logger, env, buf, state = self.p, self.logger, self.env, self.buf, self.state
-        space = env.action_space
-        clip = (self.options.clip_actions and isinstance(space, Box)
-                and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)))
-        start_time = time.time()
-        if logger.resume:
-            state.update(self.checkpointer.restore())
-            logger.log('Resuming at step %d of epoch %d (%d of %d epochs done).'
-                       % (state['t'], state['epoch'] + 1, state['epoch'], p.epochs), 'cyan')
-            if state['t'] > buf.ptr:
-                # Interrupted inside the update, after the buffer was handed over: collect
-                # the epoch again rather than train on nothing.
-                state['t'] = buf.ptr
-        ep_ret, ep_len = 0.0, 0
-        if logger.resume and state.get('episode'):
-            o, ep_ret, ep_len = self.episode.replay(state['episode'])  # where it was
-        elif logger.resume:
-            o = self.episode.reset()  # a fresh episode; the env's RNG state was restored
-        else:
-            o = self.episode.seed(p.seed)
-        quirks = self.options
-        r_stored = 0.0  # with reward_lag: the reward the next store records
+    ``agent`` (see ``EpochLoop``) also has ``step(o) -> (a, v, logp, info)`` and
+    ``value(o)`` (the policy and value at one observation), ``update()`` (the epoch's
+    update on the buffer's data, its diagnostics stored) and ``new_policy`` (called when
+    the weights changed, or None).
+    """
 
-        progress = Progress(logger, p.steps_per_epoch, p.epochs * p.steps_per_epoch,
+    def __init__(self, run, agent, buf):
+        super().__init__(run, agent, buf)
+        self.options, self.buf = run.options, buf
+        self.o = None  # the open trajectory's last observation
+
+    def log_columns(self):
+        self.logger.log_tabular('VVals', with_min_and_max=True)
+
+    def resumable_state(self):
+        return dict(episode=self.episode.state_dict())
+
+    def interrupted_state(self):
+        """On Ctrl-C the open trajectory is cut: closed with V(s_T), as at an epoch
+        boundary; the resumed run starts a fresh episode."""
+        if self.buf.path_start_idx < self.buf.ptr and self.o is not None:
+            self.buf.finish_path(self.agent.value(self.o))
+        return dict(episode=None)
+
+    def start(self):
+        """The first observation and the open episode's return and length, fresh or
+        resumed."""
+        state, logger = self.state, self.logger
+        self.hooks.path_start()
+        if not logger.resume:
+            return self.episode.seed(self.p.seed), 0.0, 0
+        logger.log('Resuming at step %d of epoch %d (%d of %d epochs done).'
+                   % (state['t'], state['epoch'] + 1, state['epoch'], self.p.epochs), 'cyan')
+        if state['t'] > self.buf.ptr:
+            # Interrupted inside the update, after the buffer was handed over: collect
+            # the epoch again rather than train on nothing.
+            state['t'] = self.buf.ptr
+        if state.get('episode'):
+            return self.episode.replay(state['episode'])  # where it was
+        return self.episode.reset(), 0.0, 0  # a fresh episode; the env's RNG was restored
+
+    def collect(self):
+        p, state = self.p, self.state
+        o, ep_ret, ep_len = self.start()
+        progress = Progress(self.logger, p.steps_per_epoch, p.epochs * p.steps_per_epoch,
                             start=state['epoch'] * p.steps_per_epoch + state['t'])  # live line
         for epoch in range(state['epoch'] + 1, p.epochs + 1):
-            if self.new_policy is not None:
-                self.new_policy()  # the weights changed (update, restore) since the last pull
+            if self.agent.new_policy is not None:
+                self.agent.new_policy()  # the weights changed (update, restore) since the last pull
             for t in range(state['t'], p.steps_per_epoch):
-                check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
-                a, v_t, logp_t, info_t = self.step(o)
-                # As Spinning Up, the sampled action goes to the env (clipped to a Box's
-                # bounds only with clip_actions) and is stored as sampled, so that its
-                # log-likelihood is the policy's.
-                o2, r, terminated, truncated, info = self.episode.step(
-                    np.clip(a, space.low, space.high) if clip else a)
-                ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
-                ep_len += 1
-
-                # save and log
-                if quirks.reward_lag:
-                    r, r_stored = r_stored, r
-                buf.store(o, a, r, v_t, logp_t, info_t)
-                logger.store(VVals=v_t)
+                o, ep_ret, ep_len = self.step(o, ep_ret, ep_len, t == p.steps_per_epoch - 1)
                 state['t'] = t + 1
-
-                # Update obs (critical!)
-                o = o2
-                state['o'] = o
-
                 progress((epoch - 1) * p.steps_per_epoch + t + 1)
-                truncated = truncated or ep_len == p.max_ep_len
-                if quirks.timeout_is_terminal:
-                    terminated, truncated = terminated or truncated, False
-                epoch_ended = t == p.steps_per_epoch - 1
-                if terminated or truncated or epoch_ended:
-                    if epoch_ended and not (terminated or truncated):
-                        logger.log('Warning: trajectory cut off by epoch at %d steps.'
-                                   % ep_len, 'yellow')
-                    # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
-                    if terminated:
-                        last_val = r_stored if quirks.reward_lag else r
-                        buf.finish_path(last_val if quirks.bootstrap_with_reward else 0.0)
-                    else:
-                        buf.finish_path(self.value(o))
-                    if terminated or truncated:
-                        # only save EpRet / EpLen if the episode really ended
-                        logger.store(EpRet=ep_ret, EpLen=ep_len)
-                    o = self.episode.reset()
-                    state['o'] = None
-                    ep_ret, ep_len, r_stored = 0.0, 0, 0.0
 
-            # Perform the update, check it, then save.
-            self.update_epoch()
-            check_finite(logger, FINITE_KEYS, epoch)
-            last = epoch == p.epochs
-            saving = (p.save_freq and epoch % p.save_freq == 0) or last
-            if saving:
-                logger.save_state({'epoch': epoch})
-            testing = self.test_env is not None
-            if testing:  # --num_test_episodes N: the deterministic policy, best model kept
-                run_test_episodes(self.test_env, self.test_act, self.options.num_test_episodes,
-                                  p.max_ep_len, p.seed, state, logger)
-                keep_best(logger, state, epoch, save_best(logger))
-
-            # Log info about epoch
-            logger.log_tabular('Epoch', epoch)
-            logger.log_tabular('EpRet', with_min_and_max=True)
-            if testing:
-                logger.log_tabular('TestEpRet', with_min_and_max=True)
-            logger.log_tabular('EpLen', average_only=True)
-            if testing:
-                logger.log_tabular('TestEpLen', average_only=True)
-            logger.log_tabular('VVals', with_min_and_max=True)
-            logger.log_tabular('TotalEnvInteracts', epoch * p.steps_per_epoch)
-            for key in self.log:
-                logger.log_tabular(key, average_only=True)
-            logger.log_tabular('Time', state['elapsed'] + time.time() - start_time)
-            logger.dump_tabular()
-            state.update(epoch=epoch, t=0)
-            if saving:
-                self.checkpointer.save(dict(state, o=None, episode=self.episode.state_dict(),
-                                            elapsed=state['elapsed']
-                                            + time.time() - start_time))
+            # Perform the update, then check, save, test and log it.
+            self.agent.update()
+            state['t'] = 0
+            self.end_epoch(epoch, epoch * p.steps_per_epoch, last=epoch == p.epochs)
         progress.finish()
+
+    def step(self, o, ep_ret, ep_len, epoch_ended):
+        """One env step with the current stochastic policy, stored; a trajectory that ends
+        here (or is cut by the epoch's end) is closed with its bootstrap value. Returns the
+        next ``(o, ep_ret, ep_len)``."""
+        logger, hooks, space = self.logger, self.hooks, self.env.action_space
+        check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
+        a, v_t, logp_t, info_t = self.agent.step(o)
+        # As Spinning Up, the sampled action goes to the env (clipped to a Box's bounds only
+        # with clip_actions) and is stored as sampled, so that its log-likelihood is the
+        # policy's.
+        o2, r, terminated, truncated, info = self.episode.step(
+            np.clip(a, space.low, space.high) if self.clip else a)
+        ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
+        ep_len += 1
+
+        # save and log
+        self.buf.store(o, a, hooks.stored_reward(r), v_t, logp_t, info_t)
+        logger.store(VVals=v_t)
+
+        # Update obs (critical!)
+        o = self.o = o2
+
+        terminal = hooks.terminal(terminated, truncated, ep_len)
+        ended = terminal or terminated or truncated or ep_len == self.p.max_ep_len
+        if ended or epoch_ended:
+            if not ended:
+                logger.log('Warning: trajectory cut off by epoch at %d steps.' % ep_len,
+                           'yellow')
+            # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
+            self.buf.finish_path(hooks.terminal_value(r) if terminal else self.agent.value(o))
+            if ended:
+                # only save EpRet / EpLen if the episode really ended
+                logger.store(EpRet=ep_ret, EpLen=ep_len)
+            o, self.o = self.episode.reset(), None
+            ep_ret, ep_len = 0.0, 0
+            hooks.path_start()
+        return o, ep_ret, ep_len
+
+    @property
+    def clip(self):
+        space = self.env.action_space
+        return (self.options.clip_actions and isinstance(space, Box)
+                and bool(np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))))

@@ -16,6 +16,7 @@ from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
+from spinup_tf.loops.hooks import Hooks
 from spinup_tf.utils.errors import DiskFullError, disk_full_path
 
 
@@ -44,18 +45,27 @@ def split_config(algo, config, options, loop_parameters):
     """An algorithm's ``locals()`` as a loop reads them.
 
     Returns:
-        ``(options, p, config)``: the loop's options (``options`` overridden by the
+        ``(options, p, hooks, config)``: the loop's options (``options`` overridden by the
         algorithm's ``**options``, as attributes; an unknown one is a ``TypeError``, as for
-        any function), the loop's parameters (``loop_parameters``, as attributes), and the
-        config to record: the hyperparameters with every option flattened in.
+        any function), the loop's parameters (``loop_parameters``, as attributes), the
+        run's hooks (``options['hooks']``, a ``spinup_tf.loops.hooks.Hooks``; Spinning Up's
+        when not given), and the config to record: the hyperparameters with every option
+        and the hooks' flags flattened in.
     """
     given = dict(config.get('options') or {})
+    hooks = given.pop('hooks', None)
+    if hooks is None:
+        hooks = Hooks()
+    elif not isinstance(hooks, Hooks):
+        raise TypeError('%s(): hooks must be a spinup_tf.loops.hooks.Hooks, got %r'
+                        % (algo, hooks))
     unknown = sorted(set(given) - set(options))
     if unknown:
         raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
     opts = SimpleNamespace(**dict(options, **given))
     config = dict({k: v for k, v in config.items() if k != 'options'}, **vars(opts))
-    return opts, SimpleNamespace(**{k: config[k] for k in loop_parameters}), config
+    config.update(hooks.flags)
+    return opts, SimpleNamespace(**{k: config[k] for k in loop_parameters}), hooks, config
 
 
 class Setup:
@@ -113,8 +123,8 @@ class Setup:
     def count_vars(self, scopes, names):
         """Log ``Number of parameters: name: count ...`` for the trainable variables of each
         scope (exact prefix), as Spinning Up does. A scope with no variables is looked for
-        one level deeper (``main/q1`` as ``main/*/q1``: the udemy critic's
-        ``main/critic/q1``)."""
+        one level deeper (``main/q1`` as ``main/*/q1``: a critic that keeps both Q networks
+        in one scope, ``main/critic/q1``)."""
         from spinup_tf.utils.tf1 import count_vars, get_trainable_vars
         import numpy as np
 

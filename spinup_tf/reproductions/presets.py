@@ -30,10 +30,13 @@ PRESETS = {
         'seed-000': Preset(
             env='Pendulum-v1',
             kwargs=dict(ac_kwargs=dict(hidden_sizes=(400, 300)), update_at_episode_end=True,
-                        tensorboard=True, update_after=0, steps_per_epoch=5000),
+                        tensorboard=True, update_after=0, steps_per_epoch=5000,
+                        timeout_is_terminal=True, start_steps_inclusive=True),
             reproduces='seed 000: Spinning Up TF1 DDPG walkthrough (400-300 ReLU networks)',
             quirks='all updates at the end of each trajectory, one per step it had (from the '
-                   'first trajectory on); epochs of 5000 steps, as the Spinning Up code it copies '
+                   "first trajectory on); old gym's done at Pendulum's 200-step limit stored as "
+                   'terminal (timeout_is_terminal); start_steps + 1 random actions '
+                   '(start_steps_inclusive); epochs of 5000 steps, as the Spinning Up code it copies '
                    'ran; TensorBoard scalars of every column (LossPi/LossQ for its '
                    'pi_loss/q_loss) in <run>/tensorboard. The seed names no env; Pendulum-v1 '
                    "makes it comparable with rl-zoo's DDPG benchmark."),
@@ -45,7 +48,7 @@ PRESETS = {
                         steps_per_epoch=1000, epochs=1000, gamma=0.99, rllab_logging=True,
                         noise_in_unit_actions=True, keep_truncated=False,
                         bootstrap_across_paths=True, eval_samples=10000,
-                        cumulative_es_stats=True),
+                        cumulative_es_stats=True, updates_wait_for_memory=True),
             reproduces='seed 002: MXNet DDPG in rllab style',
             quirks="OU exploration strategy (theta 0.15, sigma 0.3, mu 0, reset every episode, "
                    "actions clipped) on rllab's normalised [-1, 1] action scale, so 3x larger "
@@ -56,7 +59,9 @@ PRESETS = {
                    "bootstrap_across_paths); one evaluation, after the last epoch, of 10000 "
                    "episodes of up to 100 steps (eval_samples: the MXNet utils' sample_rewards "
                    "runs one rollout per sample), with AverageDiscountedReturn; "
-                   "Es* statistics over the whole run (cumulative_es_stats); policy obs-32-32-tanh, Q obs-32-32 then the action "
+                   "Es* statistics over the whole run (cumulative_es_stats); updates and "
+                   "progress rows wait until the memory holds 10000 stored samples "
+                   "(updates_wait_for_memory); policy obs-32-32-tanh, Q obs-32-32 then the action "
                    "concatenated -32-1, both on the normalised actions (ac_kwargs unit_actions), "
                    "kernels ~ N(0, 0.01); batch 32, policy lr 1e-4, "
                    "tau 1e-3; one update per sample; epochs of 1000 steps; rllab column names "
@@ -70,11 +75,13 @@ PRESETS = {
         'blog-mountaincar': Preset(
             env='MountainCarContinuous-v0',
             kwargs=dict(ac_kwargs=dict(hidden_sizes=(256, 256)), epochs=50, noise='uniform',
-                        act_noise=0.1),
+                        act_noise=0.1, timeout_is_terminal=True, start_steps_inclusive=True),
             reproduces='seed 001 v1: the TD3 blog run (Spinning Up TF1 TD3, hid 256x2, '
                        '50 epochs of 4000 steps)',
             quirks='exploration noise act_noise * np.random.rand(...) (uniform [0, 1): biased '
-                   'towards positive actions), as the blog ran it.'),
+                   "towards positive actions), as the blog ran it; old gym's done at the "
+                   "env's 999-step limit stored as terminal (timeout_is_terminal); "
+                   'start_steps + 1 random actions (start_steps_inclusive).'),
         'udemy': Preset(
             env='AntBulletEnv-v0',
             kwargs=dict(actor_critic='udemy', ac_kwargs=dict(hidden_sizes=(400, 300)),
@@ -82,34 +89,43 @@ PRESETS = {
                         polyak=0.995, act_noise=0.1, start_steps=10000, steps_per_epoch=5000,
                         epochs=100, batch_size=100, gamma=0.99, target_noise=0.2,
                         noise_clip=0.5, pi_lr=1e-3, q_lr=1e-3, num_test_episodes=10,
-                        test_at_start=True, videos=1),
+                        test_at_start=True, eval_at_episode_end=True),
             reproduces='seed 001 v2: the udemy PyTorch TD3, rebuilt as a TF1 graph',
             quirks='400-300 ReLU actor, both critics in one "critic" scope, PyTorch nn.Linear '
                    'initialisation; training at the end of each episode for as many iterations '
                    'as it had steps, policy and both targets every 2 iterations, tau 0.005; '
                    'Gaussian exploration 0.1 clipped to the bounds; 10k random steps; '
-                   'evaluation (10 episodes) before training (test_at_start: row Epoch 0) and '
-                   'every 5000 steps; 500k steps; AntBulletEnv-v0 (pybullet, through '
-                   'pybullet-envs-gymnasium); a video of the final policy in <run>/videos/ '
-                   '(videos=1), as the seed\'s wrappers.Monitor wrote its monitor folder.'),
+                   'evaluation (10 episodes) before training (test_at_start: row Epoch 0), '
+                   'at the first episode end after every 5000 steps (the remainder kept) and '
+                   'once after the last step, on the training env itself '
+                   '(eval_at_episode_end); 500k steps; AntBulletEnv-v0 (pybullet, through '
+                   'pybullet-envs-gymnasium). The seed records no video (save_env_vid = '
+                   'False); --videos N records some of the final policy.'),
         'tensorlayer': Preset(
             env='Pendulum-v1',
             kwargs=dict(actor_critic='tensorlayer', ac_kwargs=dict(hidden_sizes=(32, 32)),
                         max_ep_len=150, normalize_rewards=True, updates_per_step=3,
-                        update_every=1, update_after=65, policy_delay=3, act_noise=1.0,
+                        update_every=1, update_after=64, policy_delay=3, act_noise=1.0,
                         target_noise=0.5, noise_clip=1.0, gamma=0.9, polyak=0.99,
                         pi_lr=3e-4, q_lr=3e-4, batch_size=64, start_steps=500,
-                        steps_per_epoch=4000, epochs=10, action_range=1.0,
-                        update_count_from=1, store_unclipped_actions=True),
+                        steps_per_epoch=4005, epochs=10, action_range=1.0,
+                        update_count_from=1, store_unclipped_actions=True,
+                        start_steps_inclusive=True, sample_without_replacement=True,
+                        adam_epsilon=1e-7, noisy_test_episodes=2),
             reproduces='seed 003: the TensorLayer-2 TD3 tutorial on Pendulum',
             quirks='150-step episodes; policy with three hidden layers of 32, Q with two, '
                    'weights ~ U(-3e-3, 3e-3); batch reward normalisation; 3 updates per env '
-                   'step once the buffer holds more than 64 transitions; policy and targets '
+                   'step once the buffer holds more than 64 transitions (update_after 64), '
+                   'each on 64 distinct transitions (sample_without_replacement), with '
+                   "Keras's Adam epsilon 1e-7 (adam_epsilon); policy and targets "
                    'on the 3rd of every 3 updates (its counter is incremented before it is '
                    'tested: update_count_from=1; 0 puts them on the 1st); exploration noise '
                    '1.0, the noisy action sent and stored unclipped (store_unclipped_actions); '
                    'target noise 0.5 clipped to +-1.0; '
-                   'gamma 0.9, tau 1e-2, lr 3e-4, batch 64, 500 random steps, 40k frames. '
+                   'gamma 0.9, tau 1e-2, lr 3e-4, batch 64, 501 random steps '
+                   '(start_steps_inclusive), 40,050 frames (267 whole episodes of 150: 10 '
+                   'epochs of 4005 steps); the seed\'s own noisy test metric logged beside '
+                   'ours (noisy_test_episodes 2: NoisyTestEpRet). '
                    'action_range=1 keeps the tutorial\'s quirk: the policy acts in [-1, 1] '
                    'though Pendulum allows [-2, 2] (pass --action_range None to use the '
                    'bounds).'),
@@ -119,14 +135,15 @@ PRESETS = {
             env='CartPole-v1',
             kwargs=dict(ac_kwargs=dict(hidden_sizes=(64, 64)), steps_per_epoch=4000,
                         epochs=50, reward_lag=True, bootstrap_with_reward=True,
-                        timeout_is_terminal=True),
+                        timeout_is_terminal=True, kl_new_old=True),
             reproduces='seed 004: the TRPO blog run (Spinning Up TF1 TRPO, 64x64 tanh)',
             quirks="the seed's loop as written: buf.store(o, a, r) before env.step stores each "
                    "step's previous reward, 0 at an episode's start (reward_lag); "
                    "last_val = r if d else V(o) bootstraps an ended trajectory with its last "
                    "reward (bootstrap_with_reward); old gym's d was true at CartPole's 500-step "
-                   "limit, so the timeout is terminal (timeout_is_terminal). Pass the three as "
-                   "False for the fixed loop. The seed's env object as env_fn is not kept."),
+                   "limit, so the timeout is terminal (timeout_is_terminal); the Gaussian KL as "
+                   "KL(new || old) (kl_new_old: Box actions only, so CartPole is unchanged). "
+                   "NAME-fixed switches them off. The seed's env object as env_fn is not kept."),
     },
 }
 PRESETS['npg'] = {'blog-cartpole': PRESETS['trpo']['blog-cartpole']._replace(
@@ -144,6 +161,14 @@ QUIRKS = {
               '`for _ in range(ep_len):`)',
               'all updates at the end of each trajectory, one per step it had, from the '
               'first trajectory on'),
+        Quirk(dict(timeout_is_terminal=True), dict(timeout_is_terminal=False),
+              'seed 000 lines 174, 181 (`o2, r, d, _ = env.step(a)`, `d = False if '
+              "ep_len==max_ep_len else d`; old gym's d is true at Pendulum's 200-step limit)",
+              "the env's time limit, reached before max_ep_len, is stored as terminal: no "
+              'bootstrap through it'),
+        Quirk(dict(start_steps_inclusive=True), dict(start_steps_inclusive=False),
+              'seed 000 line 168 (`if t > start_steps:`)',
+              'start_steps + 1 random actions'),
     ],
     'rllab-mxnet': [
         Quirk(dict(keep_truncated=False), dict(keep_truncated=True),
@@ -168,11 +193,24 @@ QUIRKS = {
               'and never cleared)',
               'the *EsReturn columns are over every exploration episode of the run so far, '
               'not the epoch\'s'),
+        Quirk(dict(updates_wait_for_memory=True), dict(updates_wait_for_memory=False),
+              'seed 002 lines 339, 351-355 (`if memory.size >= self.memory_start_size:` '
+              'around the updates and around `self.evaluate(epoch, memory)` / '
+              '`logger.dump_tabular`)',
+              'update_after counts the samples stored, not env steps, and no progress row '
+              'is written before the memory holds that many'),
     ],
     'blog-mountaincar': [
         Quirk(dict(noise='uniform'), dict(noise='gaussian'),
               'seed 001 line 331 (`a += noise_scale * np.random.rand(act_dim)`)',
               'exploration noise uniform in [0, act_noise): biased towards positive actions'),
+        Quirk(dict(timeout_is_terminal=True), dict(timeout_is_terminal=False),
+              'seed 001 line 364 (`d = False if ep_len==max_ep_len else d`; old gym\'s d is '
+              "true at MountainCarContinuous-v0's 999-step limit)",
+              "the env's time limit, reached before max_ep_len, is stored as terminal: no "
+              'bootstrap through it'),
+        Quirk(dict(start_steps_inclusive=True), dict(start_steps_inclusive=False),
+              'seed 001 line 352 (`if t > start_steps:`)', 'start_steps + 1 random actions'),
     ],
     'udemy': [
         Quirk(dict(update_at_episode_end=True, update_after=0), _SPINUP_SCHEDULE,
@@ -182,6 +220,14 @@ QUIRKS = {
         Quirk(dict(test_at_start=True), dict(test_at_start=False),
               'seed 001 line 1535 (`evaluations = [evaluate_policy(policy)]`)',
               'an evaluation of the untrained policy before training (row Epoch 0)'),
+        Quirk(dict(eval_at_episode_end=True), dict(eval_at_episode_end=False),
+              'seed 001 lines 1474-1482, 1572-1574, 1618 (`if timesteps_since_eval >= '
+              'eval_freq: timesteps_since_eval %= eval_freq; evaluations.append('
+              'evaluate_policy(policy))` inside `if done:`; `evaluate_policy` resets the '
+              'training `env`; one more after the loop)',
+              'evaluations at the first episode end after every 5000 steps (the remainder '
+              'kept), on the training env, and once after the last step: a row per '
+              'evaluation'),
     ],
     'tensorlayer': [
         Quirk(dict(update_count_from=1), dict(update_count_from=0),
@@ -196,6 +242,20 @@ QUIRKS = {
         Quirk(dict(action_range=1.0), dict(action_range=None),
               'seed 003 line 79 (`action_range = 1.`)',
               "the policy acts in [-1, 1] though Pendulum's torque range is [-2, 2]"),
+        Quirk(dict(start_steps_inclusive=True), dict(start_steps_inclusive=False),
+              'seed 003 line 431 (`if frame_idx > explore_steps:`)',
+              '501 random actions, not 500'),
+        Quirk(dict(sample_without_replacement=True), dict(sample_without_replacement=False),
+              'seed 003 line 123 (`batch = random.sample(self.buffer, batch_size)`)',
+              'each batch holds 64 distinct transitions (Spinning Up draws with replacement)'),
+        Quirk(dict(adam_epsilon=1e-7), dict(adam_epsilon=1e-8),
+              'seed 003 lines 273-275 (`tf.optimizers.Adam(q_lr)`: Keras\'s epsilon 1e-7)',
+              "Adam's epsilon 1e-7, where tf.train.AdamOptimizer has 1e-8"),
+        Quirk(dict(noisy_test_episodes=2), dict(noisy_test_episodes=0),
+              'seed 003 lines 467-503 (`--test`: `get_action(state, explore_noise_scale=1.0)` '
+              'for 300 frames)',
+              "the seed's only test adds exploration noise: 2 such episodes per epoch, logged "
+              'as NoisyTestEpRet beside the deterministic TestEpRet (training unchanged)'),
     ],
     'blog-cartpole': [
         Quirk(dict(reward_lag=True), dict(reward_lag=False),
@@ -209,6 +269,11 @@ QUIRKS = {
               "seed 004 line 541 (`terminal = d or ...`; old gym's d is true at the 500-step "
               'limit)',
               "CartPole's time limit is a terminal state: no bootstrap with V(s_T)"),
+        Quirk(dict(kl_new_old=True), dict(kl_new_old=False),
+              'seed 004 line 274 (`d_kl = diagonal_guassian_kl(mu, log_std, old_mu_ph, '
+              'old_log_std_ph)`)',
+              "the Gaussian KL is KL(new || old), ours KL(old || new): Box actions only "
+              '(its categorical KL, line 260, is KL(old || new))'),
     ],
 }
 
@@ -251,35 +316,6 @@ def get_preset(algo, name):
                               for q in QUIRKS[base]))
     valid = ', '.join('%s %s' % (a, n) for a in PRESETS for n in preset_names(a))
     raise UserInputError('unknown preset %r for %s; presets: %s' % (name, algo, valid))
-
-
-# --------------------------------------------------------------------------------------------
-# Per-environment defaults (applied when no preset is given; any flag overrides them)
-# --------------------------------------------------------------------------------------------
-ENV_DEFAULTS = {
-    # Gaussian 0.1 noise leaves TD3 stuck at the "do nothing" optimum here (return ~0):
-    # temporally correlated exploration of a larger scale reaches the flag.
-    # Measured (seeds 0, 1, 2): TestEpRet first >= 90 at 20k, 35k, 40k steps; 92.7, 92.7,
-    # 93.1 after 50k. Gaussian 0.1 (Spinning Up's default) stays near 0.
-    ('td3', 'MountainCarContinuous-v0'): dict(noise='pink', act_noise=0.5,
-                                              steps_per_epoch=5000, epochs=10),
-}
-
-
-def env_defaults(algo, env_id):
-    """Keyword arguments the table sets for ``algo`` on ``env_id`` (a copy; may be empty)."""
-    return dict(ENV_DEFAULTS.get((algo, env_id), {}))
-
-
-def describe_env_defaults(algo):
-    """Lines for ``--help``: the per-env defaults of ``algo``."""
-    rows = [(env, kw) for (a, env), kw in sorted(ENV_DEFAULTS.items()) if a == algo]
-    if not rows:
-        return []
-    lines = ['per-environment defaults (applied unless a preset or flag says otherwise):']
-    for env, kw in rows:
-        lines.append('  %-26s %s' % (env, ' '.join('--%s %s' % kv for kv in kw.items())))
-    return lines
 
 
 def describe_presets(algo):

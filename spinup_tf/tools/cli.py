@@ -18,17 +18,17 @@ import os.path as osp
 import signal
 import sys
 
-from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, option_help, \
-    parameters
+from spinup_tf.algos import ALGOS, LOOPS, algo_docstring, check_spaces, get_algo, \
+    option_help, parameters
+from spinup_tf.algos.env_defaults import env_defaults, describe_env_defaults
 from spinup_tf.utils.errors import UserInputError, DiskFullError
 from spinup_tf.utils.run_folder import check_writable
 from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
-from spinup_tf.reproductions.presets import (get_preset, env_defaults, describe_presets,
-                                             describe_env_defaults)
 from spinup_tf.tools.grid import ExperimentGrid
+from spinup_tf.tools.algo_call import AlgoThunk, check_activation, quirk_parameters
 from spinup_tf.tools.launch import BACKENDS, announce, check_launch, run_experiments
 from spinup_tf.tools.ray_backend import RayStartError
 
@@ -164,6 +164,11 @@ def algo_help(name):
             continue
         line = '  --%-22s %-8r' % (key, param.default)
         lines.append(line + ('  ' + comments[key] if key in comments else ''))
+    lines += ['', "a source document's quirks (off: Spinning Up's behaviour; the presets set them):"]
+    from spinup_tf.reproductions.hooks import quirk_flags
+    for key, flag in quirk_flags(LOOPS[name]).items():
+        lines.append('  --%-22s %-8r  %s' % (key, flag.default, flag.help))
+    lines += ['', 'run options:']
     lines += ['  --%-22s %s' % ('env', 'gymnasium id (required)'),
               '  --%-22s %s' % ('hid', 'hidden sizes, e.g. "[256,256]" (ac_kwargs)'),
               '  --%-22s %s' % ('act', 'activation: ' + ', '.join(ACTIVATIONS)),
@@ -180,7 +185,7 @@ def algo_help(name):
               '  --%-22s %s' % ('preset', "a seed's configuration (below); later flags "
                                           'override it'),
               '', 'Several values after a flag run a grid: --seed 0 10 20', ''] + \
-        describe_presets(name) + [''] + describe_env_defaults(name) + ['',
+        _describe_presets(name) + [''] + describe_env_defaults(name) + ['',
               algo_docstring(name)]
     return '\n'.join(lines)
 
@@ -215,18 +220,6 @@ def parse_value(token):
         return token
 
 
-def _check_activation(name):
-    if not isinstance(name, str) or name not in ACTIVATIONS:
-        raise UserInputError('unknown activation %r; choose from %s'
-                             % (name, ', '.join(ACTIVATIONS)))
-
-
-def _activation(name):
-    from spinup_tf.utils.tf1 import activation_by_name
-    _check_activation(name)
-    return activation_by_name(name)
-
-
 def _coerce(name, key, value, default):
     """Check ``value`` against the type of the default of ``--key``."""
     def bad(kind):
@@ -252,23 +245,14 @@ def _coerce(name, key, value, default):
     return value
 
 
-class AlgoThunk:
-    """``AlgoThunk('td3')(**kwargs)`` runs the algorithm; picklable, so that a grid can send
-    it to worker processes or Ray. An activation given by name in ``ac_kwargs`` becomes the
-    ``tf.nn`` function in the worker (TensorFlow is imported there, not when unpickling)."""
+def _describe_presets(name):
+    from spinup_tf.reproductions.presets import describe_presets
+    return describe_presets(name)
 
-    def __init__(self, name):
-        self.name = name
-        self.__name__ = name
 
-    def __call__(self, **kwargs):
-        ac_kwargs = kwargs.get('ac_kwargs')
-        if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
-            kwargs['ac_kwargs'] = dict(ac_kwargs, activation=_activation(ac_kwargs['activation']))
-        return get_algo(self.name)(**kwargs)
-
-    def __repr__(self):
-        return 'AlgoThunk(%r)' % self.name
+def _get_preset(name, preset_name):
+    from spinup_tf.reproductions.presets import get_preset
+    return get_preset(name, preset_name)
 
 
 class _CliGrid(ExperimentGrid):
@@ -299,7 +283,7 @@ def build_runs(name, tokens):
         if len(flags['preset']) != 1:
             raise UserInputError('--preset takes one value')
         preset_name = flags['preset'][0]
-        preset = get_preset(name, preset_name)
+        preset = _get_preset(name, preset_name)
     env_ids = flags.pop('env', None) or flags.pop('env_name', None)
     if not env_ids and preset is not None:
         env_ids = [preset.env]
@@ -335,8 +319,10 @@ def build_runs(name, tokens):
     if 'act' in flags:
         ac_grid['activation'] = flags.pop('act')
         for v in ac_grid['activation']:
-            _check_activation(v)
+            check_activation(v)
 
+    if preset is not None or any(k not in params for k in flags):
+        params = dict(params, **quirk_parameters(name))  # a source document's quirk flags
     grid_flags = {}
     for key, vals in flags.items():
         if key not in params or key in NOT_FLAGS:
@@ -378,7 +364,7 @@ def build_runs(name, tokens):
             e.kwargs['logger_kwargs'] = dict(e.kwargs['logger_kwargs'], preset=preset_name)
         ac_kwargs = e.kwargs.get('ac_kwargs')
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
-            _check_activation(ac_kwargs['activation'])
+            check_activation(ac_kwargs['activation'])
         check_ranges(e.kwargs)  # every variant, before the first one starts
         check_writable(e.output_dir)
         check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
@@ -503,5 +489,5 @@ def resolve_defaults(name, env_id, preset=None):
     signature's defaults, then the preset's (or the per-env table's) values."""
     params = parameters(name)
     kwargs = {k: p.default for k, p in params.items() if k not in NOT_FLAGS}
-    kwargs.update(get_preset(name, preset).kwargs if preset else env_defaults(name, env_id))
+    kwargs.update(_get_preset(name, preset).kwargs if preset else env_defaults(name, env_id))
     return kwargs

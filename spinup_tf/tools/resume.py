@@ -7,7 +7,8 @@ comes from ``DIR/checkpoint/`` (see ``spinup_tf.utils.checkpoint``). Progress ro
 import json
 import os.path as osp
 
-from spinup_tf.algos import ALGOS, get_algo, parameters
+from spinup_tf.algos import ALGOS, parameters
+from spinup_tf.tools.algo_call import AlgoThunk, quirk_parameters
 from spinup_tf.utils.checkpoint import has_checkpoint
 from spinup_tf.utils.envs import EnvFn
 from spinup_tf.utils.errors import UserInputError
@@ -33,8 +34,10 @@ def resume_kwargs(run_dir):
         raise UserInputError('no checkpoint in %s (runs save one every save_freq epochs); '
                              'nothing to resume' % run_dir)
     name = config['algo']
-    fn = get_algo(name)
+    fn = AlgoThunk(name)  # quirk flags become the run's hooks again
     params = parameters(name)
+    if any(k not in params for k in config):
+        params = dict(params, **quirk_parameters(name))  # a source document's quirk flags
     kwargs = {}
     for key, param in params.items():
         if key in ('env_fn', 'logger_kwargs') or key not in config:

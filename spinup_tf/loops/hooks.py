@@ -1,0 +1,183 @@
+"""The named moments of the loops where a run may behave differently from Spinning Up.
+
+Both loops (``spinup_tf.loops.off_policy``, ``spinup_tf.loops.on_policy``) call these hook
+points at fixed places; :class:`Hooks` gives each one Spinning Up's behaviour, so a loop run
+with the default hooks reads, and computes, exactly as Spinning Up's. A source document that
+did something else (``spinup_tf.reproductions``) overrides a few of them; nothing in a loop
+names a document or reads a quirk flag.
+
+=====================  ===========================================  ======================
+hook                   when the loop calls it                       Spinning Up's default
+=====================  ===========================================  ======================
+``policy_space``       once, before the graph is built              the env's action space
+``random_action_now``  each off-policy step: random or policy?      ``t < start_steps``
+``explore``            once: the noisy training policy              clipped ``mu + noise``
+``terminal``           each step: is this a terminal state?         ``terminated``
+``store``              each off-policy step: into the buffer        store ``d = terminal``
+``path_start``         an on-policy trajectory starts               nothing
+``stored_reward``      each on-policy step: the reward stored       the step's reward
+``terminal_value``     a terminal on-policy path: its last value    0
+``ready_to_update``    each off-policy step: updates may start?     ``t >= update_after``
+``update_index``       each update: the ``j`` the algorithm sees    ``j``
+``transform_batch``    once, in the graph: every update's batch     unchanged
+``optimizer``          once per optimizer the algorithm builds      ``AdamOptimizer(lr)``
+``actor_critic``       once: wraps the on-policy actor-critic       unchanged
+``before_training``    once, before the first step                  nothing
+``epoch_due``          each step: does an epoch end here?           every steps_per_epoch
+``final_epoch_due``    after the last step: one more row?           no
+``test_episodes``      each epoch end: how many test episodes       ``num_test_episodes``
+``test_on``            each epoch end: the env that tests           the test env
+``after_tests``        each epoch end, after the test episodes      nothing
+``write_row``          each epoch end: write its progress row?      yes
+``log_extra``          each row, after the algorithm's columns      nothing
+=====================  ===========================================  ======================
+
+A hook object carries ``flags``, the settings that chose its behaviour (recorded in
+``config.json``), and ``state``, a JSON-able dict the loop checkpoints with its own, so a
+resumed run continues a stateful hook where it was.
+"""
+from spinup_tf.loops.noise import NoisyPolicy
+
+
+class Hooks:
+    """Spinning Up's behaviour at every hook point (see the module's table).
+
+    Attributes:
+        flags (dict): the settings that made these hooks (``{}``: Spinning Up's).
+        state (dict): what the hooks keep between calls (checkpointed with the loop).
+        p, options: the loop's parameters (``steps_per_epoch``, ``epochs``,
+            ``max_ep_len``, ...) and options, set by :meth:`bind`; ``off_policy`` says
+            which loop calls.
+    """
+
+    def __init__(self, **flags):
+        self.flags = dict(flags)
+        self.state = {}
+        self.p, self.options, self.off_policy = None, None, True
+        self.gamma = self.act_noise = None
+
+    def bind(self, p, options, off_policy, config):
+        """Called by a loop's ``Run`` before anything else: its parameters, options and
+        config (``gamma``, ``act_noise``: the run's discount and exploration scale)."""
+        self.p, self.options, self.off_policy = p, options, off_policy
+        self.gamma, self.act_noise = config.get('gamma'), config.get('act_noise')
+
+    # ---- acting -------------------------------------------------------------------------
+    def policy_space(self, action_space):
+        """The ``Box`` a deterministic policy's tanh output is mapped onto (and its random
+        actions drawn from)."""
+        return action_space
+
+    def random_action_now(self, t, start_steps):
+        """Whether off-policy step ``t`` (0-based) acts uniformly at random."""
+        return t < start_steps
+
+    def explore(self, act, noise, act_low, act_high):
+        """The training-time policy of a deterministic actor: ``act(o)`` plus ``noise``."""
+        return NoisyPolicy(act, noise, act_low, act_high)
+
+    # ---- each step ------------------------------------------------------------------------
+    def terminal(self, terminated, truncated, ep_len):
+        """Whether the step ended in a terminal state (its target does not bootstrap).
+
+        Args:
+            terminated, truncated: the env's flags (``truncated``: its own time limit;
+                ``max_ep_len`` is not counted in).
+            ep_len: the episode's length after this step.
+        """
+        return terminated
+
+    def store(self, replay_buffer, o, a, r, o2, terminal, episode_end):
+        """Put one off-policy transition into ``replay_buffer``: ``d`` is ``terminal``;
+        ``episode_end`` (terminated, truncated or ``max_ep_len``) starts a new episode."""
+        replay_buffer.store(o, a, r, o2, float(terminal), episode_end=episode_end)
+
+    def path_start(self):
+        """Called when the on-policy loop starts (or resumes) and after each trajectory it
+        closes."""
+
+    def stored_reward(self, r):
+        """The reward an on-policy step stores."""
+        return r
+
+    def terminal_value(self, r):
+        """The value an on-policy path that ended in a terminal state is closed with
+        (``r``: its last reward)."""
+        return 0.0
+
+    # ---- updates ----------------------------------------------------------------------
+    def ready_to_update(self, t, replay_buffer):
+        """Whether off-policy updates may run after step ``t``: ``t >= update_after``
+        (Spinning Up's), or, for updates at episode ends, once the buffer holds
+        ``update_after`` transitions."""
+        if self.options.update_at_episode_end:
+            return replay_buffer.size >= self.p.update_after
+        return t >= self.p.update_after
+
+    def update_index(self, j):
+        """The index an off-policy algorithm's ``update(train, j)`` sees for the ``j``-th
+        update of a window."""
+        return j
+
+    transform_batch = None
+    """None, or ``f(batch) -> batch`` applied in the graph to every update's batch."""
+
+    sample_with_replacement = True
+    """How the replay buffers draw a batch: uniformly with replacement (Spinning Up's), or
+    without replacement within a batch."""
+
+    def optimizer(self, learning_rate):
+        """The optimizer of an algorithm's train step: Spinning Up's
+        ``tf.train.AdamOptimizer(learning_rate=lr)``."""
+        from spinup_tf.utils.tf1 import tf
+        return tf.train.AdamOptimizer(learning_rate=learning_rate)
+
+    def actor_critic(self, actor_critic):
+        """The on-policy actor-critic the graph is built with."""
+        return actor_critic
+
+    # ---- epochs -------------------------------------------------------------------------
+    def before_training(self, loop):
+        """Called once before a fresh run's first step."""
+
+    def epoch_due(self, t, episode_ended):
+        """Whether an epoch ends after step ``t`` (0-based, over the whole run)."""
+        return (t + 1) % self.p.steps_per_epoch == 0
+
+    def final_epoch_due(self):
+        """Whether one more epoch row follows the run's last step."""
+        return False
+
+    def test_episodes(self, epoch, last, n):
+        """How many deterministic test episodes the epoch runs (``n``: the run's
+        ``num_test_episodes``; ``last``: the run's last epoch)."""
+        return n
+
+    test_discount = None
+    """None, or a discount ``gamma``: the test episodes also store ``TestEpDiscRet``."""
+
+    def test_on(self, loop):
+        """``(env, seed)``: the env the test episodes run on, and the seed of its first
+        reset (None: continue its RNG)."""
+        return loop.test_env, loop.p.seed
+
+    def after_tests(self, loop, epoch):
+        """Called after the epoch's test episodes, before its row."""
+
+    def write_row(self, epoch):
+        """Whether the epoch writes its progress row."""
+        return True
+
+    def log_extra(self, logger, loop):
+        """Log extra columns after the algorithm's, before ``Time``."""
+
+
+def counted_update(update, hooks):
+    """``update(train, j)`` seen through ``hooks.update_index``; ``update`` itself when the
+    hooks keep Spinning Up's count."""
+    if type(hooks).update_index is Hooks.update_index:
+        return update
+
+    def counted(train, j):
+        return update(train, hooks.update_index(j))
+    return counted
