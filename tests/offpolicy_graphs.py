@@ -16,6 +16,9 @@ from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
 from spinup_tf.algos.sac import sac
 from spinup_tf.loops import off_policy
+from spinup_tf.engine.plain import PlainUpdates
+from spinup_tf.reproductions.hooks import QUIRK_FLAGS, make_hooks
+from spinup_tf.reproductions.networks import resolve_actor_critic
 
 ALGOS = {'td3': td3, 'ddpg': ddpg, 'sac': sac}
 OBS_DIM = 3  # Pendulum's
@@ -52,19 +55,24 @@ def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=N
     copied)."""
     got = {}
 
-    def fake_train(self, batch, update, act, explore=None, saved=None, init_ops=(),
-                   log_diagnostics=None):
+    def fake_train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
+                   init_ops=()):
         got.update(run=self, batch=batch, update=update, init_ops=init_ops, act=act,
                    explore=explore)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
+    quirks = {k: kwargs.pop(k) for k in list(kwargs) if k in QUIRK_FLAGS}
+    if quirks:
+        kwargs['hooks'] = make_hooks(**quirks)
+    if isinstance(kwargs.get('actor_critic'), str):
+        kwargs['actor_critic'] = resolve_actor_critic(kwargs['actor_critic'])
     ALGOS[algo](env_fn or (lambda: gym.make('Pendulum-v1')),
                 ac_kwargs=dict(hidden_sizes=hidden) if ac_kwargs is None else ac_kwargs,
                 logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **kwargs)
     g = SimpleNamespace(**got)
     with g.run.graph.as_default():
-        g.plain = off_policy.PlainUpdates(g.update, g.batch)
+        g.plain = PlainUpdates(g.update, g.batch)
         g.losses = {fn.__name__: fn(g.batch)[1] for fn in g.plain.diagnostics}
         g.sess = make_session(g.run.graph)
         g.sess.run(tf.global_variables_initializer())

@@ -15,6 +15,7 @@ from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
 from spinup_tf.algos.sac import sac
 from spinup_tf.loops import off_policy
+from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.loops.replay_buffer import ReplayBuffer
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
 from spinup_tf.fast.window import build_window, FusedUpdater
@@ -41,8 +42,8 @@ def capture(monkeypatch, tmp_path, algo, **kwargs):
     hands the loop."""
     got = {}
 
-    def fake_train(self, batch, update, act, explore=None, saved=None, init_ops=(),
-                   log_diagnostics=None):
+    def fake_train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
+                   init_ops=()):
         got.update(run=self, batch=batch, update=update, init_ops=init_ops)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
@@ -80,7 +81,7 @@ def run_both(got, n_updates, fused_again=False):
     of the same window run once more from the same start)."""
     run, update = got['run'], got['update']
     with run.graph.as_default():
-        plain = off_policy.PlainUpdates(update, got['batch'])
+        plain = PlainUpdates(update, got['batch'])
         numpy_buf = ReplayBuffer(3, 1, SLOTS)
         graph_buf = GraphReplayBuffer(3, 1, SLOTS)
         for tr in transitions(40):

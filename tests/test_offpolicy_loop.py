@@ -7,7 +7,8 @@ import pytest
 from spinup_tf.utils.logx import EpochLogger
 from types import SimpleNamespace
 
-from spinup_tf.loops.off_policy import Loop, OPTIONS
+from spinup_tf.loops.off_policy import OffPolicyLoop, OPTIONS
+from spinup_tf.reproductions.hooks import make_hooks
 from spinup_tf.utils.errors import NonFiniteError, check_positive_ints
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.loops.replay_buffer import ReplayBuffer
@@ -50,13 +51,20 @@ def _run(tmp_path, env_fn, max_ep_len=1000, steps=20, update_every=5, update_aft
     p = SimpleNamespace(seed=0, steps_per_epoch=steps, epochs=epochs, batch_size=4,
                         start_steps=0, update_after=update_after, update_every=update_every,
                         num_test_episodes=1, max_ep_len=max_ep_len, save_freq=1)
+    quirks = {k: options.pop(k) for k in list(options) if k not in OPTIONS}
     options = SimpleNamespace(**dict(OPTIONS, update_at_episode_end=update_at_episode_end,
                                      updates_per_step=updates_per_step, **options))
+    hooks = make_hooks(**quirks)
+    hooks.bind(p, options, True, dict(gamma=0.99, act_noise=0.1))
     agent = SimpleNamespace(act=lambda o: np.zeros(1), explore=lambda o: np.zeros(1),
                             random_action=lambda: np.zeros(1), train=train,
                             log_diagnostics=lambda lg: lg.log_tabular('LossQ'),
-                            finite_keys=['LossQ'], on_restore=None, save=None)
-    Loop(p, options, logger, env_fn(), env_fn(), buf, agent).run()
+                            finite_keys=['LossQ'], on_restore=None)
+    run = SimpleNamespace(p=p, options=options, logger=logger, hooks=hooks, env=env_fn(),
+                          test_env=env_fn(), num_test_episodes=p.num_test_episodes)
+    loop = OffPolicyLoop(run, agent, buf)
+    loop.save, loop.save_best = (lambda epoch: None), None  # no model in this loop
+    loop.run()
     return buf, calls
 
 
@@ -183,14 +191,13 @@ def test_mxnet_memory_bootstraps_across_paths_after_a_dropped_horizon(tmp_path, 
 def test_noise_in_unit_actions_is_sigma_times_the_half_range():
     """rllab normalises actions to [-1, 1], so its OU sigma acts on that scale: in env units
     the noise is sigma * (high - low) / 2 (x3 on InvertedPendulum's [-3, 3])."""
-    from spinup_tf.loops.off_policy import NoisyPolicy
     from spinup_tf.loops.noise import exploration_noise
     low, high = np.array([-3.0], np.float32), np.array([3.0], np.float32)
     draws = {}
     for unit in (False, True):
         np.random.seed(0)
-        policy = NoisyPolicy(lambda o: np.zeros(1), exploration_noise('ou', 0.3, 1), low, high,
-                             unit_actions=unit)
+        policy = make_hooks(noise_in_unit_actions=unit).explore(
+            lambda o: np.zeros(1), exploration_noise('ou', 0.3, 1), low, high)
         draws[unit] = np.array([policy(None) for _ in range(50)])
     assert np.abs(draws[False]).max() < 3  # none clipped: the comparison is exact
     np.testing.assert_allclose(draws[True], np.clip(3.0 * draws[False], low, high),
@@ -233,10 +240,10 @@ def test_rllab_evaluates_once_after_the_last_epoch_with_eval_samples_episodes(tm
     """eval_samples (seed 002 lines 443-455, and the MXNet utils' sample_rewards, one
     rollout per sample): no test episodes until the last epoch, then eval_samples episodes,
     of at most max_ep_len steps."""
-    from spinup_tf.loops import off_policy
+    from spinup_tf.loops import skeleton
     lengths = []
-    real = off_policy.run_test_episodes
-    monkeypatch.setattr(off_policy, 'run_test_episodes', lambda *a, **k: (
+    real = skeleton.run_test_episodes
+    monkeypatch.setattr(skeleton, 'run_test_episodes', lambda *a, **k: (
         lengths.append(a[2]), real(*a, **k)))
     _run(tmp_path, lambda: LineEnv(terminate_at=4), steps=8, epochs=3, eval_samples=7,
          rllab_logging=True)
@@ -285,14 +292,13 @@ def test_rllab_es_statistics_cumulative_or_per_epoch(tmp_path):
 def test_unclipped_noisy_actions_leave_the_bounds():
     """TensorLayer seed line 235: action_range * action + noise, never clipped; the default
     clips to the env's bounds."""
-    from spinup_tf.loops.off_policy import NoisyPolicy
     from spinup_tf.loops.noise import exploration_noise
     low, high = np.array([-2.0], np.float32), np.array([2.0], np.float32)
     draws = {}
     for clip in (True, False):
         np.random.seed(0)
-        policy = NoisyPolicy(lambda o: np.ones(1), exploration_noise('gaussian', 1.0, 1),
-                             low, high, clip=clip)
+        policy = make_hooks(store_unclipped_actions=not clip).explore(
+            lambda o: np.ones(1), exploration_noise('gaussian', 1.0, 1), low, high)
         draws[clip] = np.array([policy(None) for _ in range(200)])
     assert draws[False].max() > 2 and draws[True].max() == 2
     np.testing.assert_allclose(draws[True], np.clip(draws[False], low, high))

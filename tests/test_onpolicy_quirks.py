@@ -7,6 +7,7 @@ from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.algos.trpo import trpo
 from spinup_tf.loops.gae_buffer import GAEBuffer
+from spinup_tf.reproductions.hooks import make_hooks
 
 
 class CountEnv(gym.Env):
@@ -42,7 +43,8 @@ def record(monkeypatch, tmp_path, env_fn, steps=12, **quirks):
     monkeypatch.setattr(GAEBuffer, 'store', spy_store)
     monkeypatch.setattr(GAEBuffer, 'finish_path', spy_finish)
     trpo(env_fn, ac_kwargs=dict(hidden_sizes=(4,)), steps_per_epoch=steps, epochs=1,
-         train_v_iters=1, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **quirks)
+         train_v_iters=1, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
+         hooks=make_hooks(**quirks))
     return rewards, last_vals
 
 

@@ -22,6 +22,7 @@ from spinup_tf.utils.envs import EnvFn
 from spinup_tf.algos import get_algo
 from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops import on_policy
+from spinup_tf.engine.plain import PlainEngine
 from spinup_tf.fast.on_policy import FastTraining
 
 CLIP = 0.2
@@ -39,8 +40,11 @@ def built(algo, tmp_path, monkeypatch, env_id='CartPole-v1', **kwargs):
     """The algorithm's graph and hook as it hands them to ``Run.train`` (no loop runs)."""
     got = {}
 
-    def train(self, update, steps, batch, outputs, log):
-        got.update(run=self, update=update, steps=steps, batch=batch, outputs=outputs, log=log)
+    def train(self, update, batch, outputs, log_diagnostics, steps):
+        keys = []  # the columns log_diagnostics logs
+        log_diagnostics(SimpleNamespace(log_tabular=lambda key, *a, **k: keys.append(key)))
+        got.update(run=self, update=update, steps=steps, batch=batch, outputs=outputs,
+                   log=keys)
     monkeypatch.setattr(on_policy.Run, 'train', train)
     get_algo(algo)(EnvFn(env_id), seed=0, logger_kwargs=dict(output_dir=str(tmp_path),
                                                               quiet=True), **kwargs)
@@ -184,7 +188,7 @@ def test_ppo_stops_after_the_step_whose_kl_before_it_passes_the_bound(tmp_path, 
     train_pi = b.steps[0]
     with b.run.graph.as_default():
         kl = train_pi.step.loss_fn(b.batch)[1]['KL']
-        plain = on_policy.PlainEngine([train_pi], b.batch)
+        plain = PlainEngine([train_pi], b.batch)
     sess, variables = _session(b.run.graph)
     inputs = fixed_inputs(b, sess)
     phs = on_policy.feed_list(b.batch)
@@ -268,7 +272,7 @@ def test_fast_engine_falls_back_for_a_step_it_cannot_loop():
         batch = dict(x=x, a=x, adv=x, ret=x, logp_old=x)
         step = Repeat(Minimize(lambda b: (tf.reduce_mean((w * b['x'] - 1) ** 2), {}),
                                tf.train.GradientDescentOptimizer(0.1), [w]), 5)
-        plain = on_policy.PlainEngine([step], batch)
+        plain = PlainEngine([step], batch)
         fast = FastTraining([step], batch)
         assert not fast.loops and 'through tf.get_variable' in fast.reasons[0]
         sess = make_session(graph)

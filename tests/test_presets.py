@@ -6,7 +6,7 @@ from gymnasium.spaces import Box
 from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars, make_session
 from spinup_tf.reproductions.presets import PRESETS, get_preset
 from spinup_tf.algos.env_defaults import env_defaults
-from spinup_tf.reproductions.quirks import normalized_rewards
+from spinup_tf.reproductions.hooks import NormalizeRewards
 from test_offpolicy_loop import _run, LineEnv
 from offpolicy_graphs import capture
 
@@ -117,7 +117,7 @@ def test_reward_normalisation_by_hand():
     r = np.array([1.0, 2.0, 3.0, 10.0], dtype=np.float32)
     expected = (r - r.mean()) / (r.std() + 1e-6)
     with tf.Graph().as_default():
-        got = make_session().run(normalized_rewards(dict(rews=tf.constant(r), obs1=1))['rews'])
+        got = make_session().run(NormalizeRewards.transform_batch(dict(rews=tf.constant(r), obs1=1))['rews'])
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert abs(got.mean()) < 1e-6 and abs(got.std() - 1) < 1e-5
 
@@ -148,13 +148,16 @@ def test_tensorlayer_phase_puts_the_policy_step_on_every_third_update(monkeypatc
     """Seed 003 increments its counter before testing it: with update_count_from=1 the
     policy step (with the targets) runs on updates 3, 6, 9 of a window, not 1, 4, 7; its
     loss is stored exactly then, and the policy's weights move exactly then."""
-    from spinup_tf.loops.off_policy import PlainUpdates, counted_from
+    from spinup_tf.engine.plain import PlainUpdates
+    from spinup_tf.loops.hooks import counted_update
+    from spinup_tf.reproductions.hooks import make_hooks
     from spinup_tf.loops.replay_buffer import ReplayBuffer
     from offpolicy_graphs import weights
     for start, expected in ((1, [3, 6, 9]), (0, [1, 4, 7])):
         g = capture(monkeypatch, tmp_path / str(start), 'td3', policy_delay=3)
         with g.run.graph.as_default():
-            plain = PlainUpdates(counted_from(g.update, start), g.batch)
+            plain = PlainUpdates(counted_update(g.update, make_hooks(update_count_from=start)),
+                                 g.batch)
         buf = ReplayBuffer(3, 1, 64)
         rng = np.random.RandomState(0)
         for _ in range(40):
@@ -208,17 +211,20 @@ def test_every_quirk_is_on_in_its_preset_and_spinning_ups_in_the_fixed_variant()
 
 
 def test_readme_lists_every_quirk_with_its_seed_line_and_flags():
+    """The README's quirk table is the one ``quirk_table()`` makes from ``QUIRKS``, with a
+    row per quirk naming the seed's lines and both variants' flags."""
     import os
-    from spinup_tf.reproductions.presets import QUIRKS
+    from spinup_tf.reproductions.presets import QUIRKS, quirk_table
     readme = open(os.path.join(os.path.dirname(os.path.dirname(__file__)),
                                'README.md')).read()
-    for name, quirks in QUIRKS.items():
-        for q in quirks:
-            line = next((l for l in readme.splitlines() if q.source.split(' (')[0] in l
-                         and l.startswith('| %s ' % name)), None)
-            assert line is not None, (name, q.source)
-            for flag in q.seed:
-                assert '--' + flag in line, (name, flag)
+    table = quirk_table()
+    assert table in readme
+    rows = table.splitlines()[2:]
+    assert len(rows) == sum(len(q) for q in QUIRKS.values())
+    for (name, q), row in zip([(n, q) for n, qs in QUIRKS.items() for q in qs], rows):
+        assert row.startswith('| %s | %s' % (name, q.source))
+        for flag in q.seed:
+            assert '--' + flag in row, (name, flag)
 
 
 def test_fixed_preset_run_names_its_folder_and_records_preset_and_quirks(tmp_path):

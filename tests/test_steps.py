@@ -1,6 +1,7 @@
 """The update contract (spinup_tf.engine.steps): tracing a schedule and finding its period."""
 from spinup_tf.engine.steps import trace, period, distinct_calls
-from spinup_tf.loops.off_policy import counted_from
+from spinup_tf.loops.hooks import Hooks, counted_update
+from spinup_tf.reproductions.hooks import make_hooks
 
 Q, PI, TARG = object(), object(), object()
 
@@ -28,6 +29,8 @@ def test_distinct_calls_in_first_use_order():
     assert len(calls) == 2 and calls[0] == (Q,) and calls[1] == (PI, TARG)
 
 
-def test_counted_from_shifts_the_phase():
-    assert trace(counted_from(td3_like(3), 1), 3) == [[(Q,)], [(Q,)], [(Q,), (PI, TARG)]]
-    assert counted_from(td3_like(3), 0) is not None
+def test_update_count_from_shifts_the_phase():
+    shifted = counted_update(td3_like(3), make_hooks(update_count_from=1))
+    assert trace(shifted, 3) == [[(Q,)], [(Q,)], [(Q,), (PI, TARG)]]
+    update = td3_like(3)
+    assert counted_update(update, Hooks()) is update  # Spinning Up's count: untouched

@@ -42,6 +42,7 @@ class EpochLoop:
         self.state = dict(t=0, epoch=0, elapsed=0.0, hooks=self.hooks.state)
         self.episode = EpisodeRecorder(self.env)  # how to rebuild the open episode on resume
         self.finished = False  # the last epoch's row is written
+        self.save_best = save_best(self.logger)  # the best test return's model: tf1_save_best/
         self.start_time = None
 
     # ---- the whole run ----------------------------------------------------------------
@@ -107,7 +108,7 @@ class EpochLoop:
             env, seed = self.hooks.test_on(self)
             run_test_episodes(env, self.agent.act, n, self.p.max_ep_len, seed, self.state,
                               self.logger, discount=self.hooks.test_discount)
-        keep_best(self.logger, self.state, epoch, save_best(self.logger))  # tf1_save_best/
+        keep_best(self.logger, self.state, epoch, self.save_best)
 
     def log_row(self, epoch, total_steps):
         """The epoch's progress row: Spinning Up's columns, the loop's, the algorithm's."""

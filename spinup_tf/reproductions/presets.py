@@ -327,3 +327,17 @@ def describe_presets(algo):
     for name, p in table.items():
         lines.append('  %-18s env %s; %s' % (name, p.env, p.reproduces))
     return lines
+
+
+def quirk_table():
+    """The README's quirk table, made from ``QUIRKS``: one Markdown row per quirk, with the
+    seed's lines, what it does and its flags (``NAME`` -> ``NAME-fixed``)."""
+    def flags(values):
+        return ' '.join('`--%s %s`' % kv for kv in values.items())
+    rows = ['| preset | what the seed does (its lines): the quirk | flags: `NAME` → `NAME-fixed` |',
+            '|---|---|---|']
+    for name, quirks in QUIRKS.items():
+        for q in quirks:
+            rows.append('| %s | %s: %s | %s → %s |' % (name, q.source, q.what, flags(q.seed),
+                                                      flags(q.fixed)))
+    return '\n'.join(rows)

@@ -487,7 +487,7 @@ def _value_name(v):
 def resolve_defaults(name, env_id, preset=None):
     """The keyword arguments a run of ``name`` on ``env_id`` gets without other flags: the
     signature's defaults, then the preset's (or the per-env table's) values."""
-    params = parameters(name)
+    params = dict(parameters(name), **quirk_parameters(name))
     kwargs = {k: p.default for k, p in params.items() if k not in NOT_FLAGS}
     kwargs.update(_get_preset(name, preset).kwargs if preset else env_defaults(name, env_id))
     return kwargs
