@@ -102,8 +102,8 @@ def _offpolicy_graph(algo, env_id):
     got = {}
     original = off_policy.Run.train
 
-    def capture(self, batch, update, act, explore=None, saved=None, init_ops=(),
-                log_diagnostics=None):
+    def capture(self, update, batch, act, log_diagnostics, explore=None, saved=None,
+                init_ops=()):
         got.update(run=self, batch=batch, update=update, init_ops=init_ops)
     off_policy.Run.train = capture
     try:
@@ -117,7 +117,7 @@ def _offpolicy_graph(algo, env_id):
 def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2):
     import numpy as np
     from spinup_tf.utils.tf1 import tf, make_session
-    from spinup_tf.loops.off_policy import PlainUpdates
+    from spinup_tf.engine.plain import PlainUpdates
     from spinup_tf.loops.replay_buffer import ReplayBuffer
     from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
     from spinup_tf.fast.window import build_window, FusedUpdater

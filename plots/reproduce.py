@@ -30,7 +30,6 @@ tabulates, and leaves a table in place when there is nothing to put in it.
 """
 import argparse
 import csv
-import math
 import os
 import os.path as osp
 import subprocess
@@ -82,7 +81,8 @@ def env_of(doc):
 def variant_budget(doc, variant, budget):
     """``(epochs, steps_per_epoch)`` of ``variant`` of ``doc`` at ``budget``: the preset's
     (its epochs cut to ``quick_epochs`` for ``quick``); ``default`` runs as many env steps
-    as the preset, in epochs of its own length."""
+    as the preset, in epochs of its own length (of the preset's when that length does not
+    divide them)."""
     if budget == 'tiny':
         return TINY['epochs'], TINY['steps_per_epoch']
     env = env_of(doc)
@@ -91,7 +91,9 @@ def variant_budget(doc, variant, budget):
     if variant != 'default':
         return epochs, p['steps_per_epoch']
     spe = settings(doc.algo, env, None)['steps_per_epoch']
-    return int(math.ceil(epochs * p['steps_per_epoch'] / spe)), spe
+    if (epochs * p['steps_per_epoch']) % spe:  # the same steps exactly, in the preset's epochs
+        return epochs, p['steps_per_epoch']
+    return epochs * p['steps_per_epoch'] // spe, spe
 
 
 def variant_label(doc, variant):
@@ -126,11 +128,47 @@ def trained_epochs(rows):
     return sum(1 for r in rows if r.get('Epoch') not in ('0', '0.0'))
 
 
-def command(doc, variant, seed, budget, data_dir):
-    """The ``run.py`` command of one run, or its ``resume`` when it has a checkpoint."""
+def steps_done(rows):
+    """Env steps of the last row (0 without rows). A run is finished when they reach its
+    budget: the row count is not a measure, since some seeds write rows at episode ends
+    (udemy) or none before their memory fills (rllab)."""
+    return int(float(rows[-1]['TotalEnvInteracts'])) if rows else 0
+
+
+def stale(doc, variant, folder):
+    """Whether the run in ``folder`` was made with other settings than its preset has now
+    (a quirk added or a value changed since): it is run again from the start."""
+    import json
+    if variant == 'default':
+        return False
+    try:
+        with open(osp.join(folder, 'config.json')) as f:
+            config = json.load(f)
+    except (OSError, ValueError):
+        return False
+    from spinup_tf.reproductions.presets import get_preset
+    from spinup_tf.reproductions.networks import resolve_actor_critic
+    name = doc.preset + ('-fixed' if variant == 'fixed' else '')
+    want = settings(doc.algo, env_of(doc), name)
+    for key, value in get_preset(doc.algo, name).kwargs.items():
+        if key in ('epochs', 'steps_per_epoch'):
+            continue  # the budget's: checked by the steps done
+        got = config.get(key, want[key] if key not in config and key not in
+                          ('ac_kwargs', 'actor_critic') else None)
+        if key == 'actor_critic':
+            if resolve_actor_critic(str(got)) is not resolve_actor_critic(value):
+                return True
+        elif json.loads(json.dumps(got)) != json.loads(json.dumps(value)):
+            return True
+    return False
+
+
+def command(doc, variant, seed, budget, data_dir, afresh=False):
+    """The ``run.py`` command of one run, or its ``resume`` when it has a checkpoint (and is
+    not to start ``afresh``)."""
     folder = run_folder(data_dir, doc, variant, seed)
     run_py = osp.join(ROOT, 'run.py')
-    if osp.isdir(osp.join(folder, 'checkpoint')):
+    if osp.isdir(osp.join(folder, 'checkpoint')) and not afresh:
         return [sys.executable, run_py, 'resume', folder]
     epochs, spe = variant_budget(doc, variant, budget)
     cmd = [sys.executable, run_py, doc.algo]
@@ -161,11 +199,13 @@ def jobs(docs, seeds, budget, data_dir):
     for doc in docs:
         for seed in seeds:
             for variant in VARIANTS:
-                epochs, _ = variant_budget(doc, variant, budget)
-                rows = read_rows(osp.join(run_folder(data_dir, doc, variant, seed),
-                                          'progress.txt'))
-                if trained_epochs(rows) < epochs:
-                    todo.append((doc, variant, seed))
+                epochs, spe = variant_budget(doc, variant, budget)
+                folder = run_folder(data_dir, doc, variant, seed)
+                rows = read_rows(osp.join(folder, 'progress.txt'))
+                if stale(doc, variant, folder):
+                    todo.append((doc, variant, seed, True))
+                elif steps_done(rows) < epochs * spe:
+                    todo.append((doc, variant, seed, False))
     return todo
 
 
@@ -174,8 +214,8 @@ def run_all(docs, seeds, args):
     print('%d runs to do (%d at once)' % (len(todo), args.workers), flush=True)
 
     def one(job):
-        doc, variant, seed = job
-        cmd = command(doc, variant, seed, args.budget, args.data_dir)
+        doc, variant, seed, afresh = job
+        cmd = command(doc, variant, seed, args.budget, args.data_dir, afresh)
         t0 = time.time()
         code, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_s%d.log'
                                                 % (exp_name(doc, variant), seed)))
@@ -227,7 +267,7 @@ def summarize(doc, variant, seeds, budget, data_dir):
             runs[seed] = rows
     if not runs:
         return None
-    finished = {s: rows for s, rows in runs.items() if trained_epochs(rows) >= epochs}
+    finished = {s: rows for s, rows in runs.items() if steps_done(rows) >= epochs * spe}
     runs = finished or runs
     finals, lasts, means, tests, steps, walls, curves = [], [], [], [], [], [], {}
     for seed, rows in runs.items():

@@ -17,7 +17,7 @@ def test_full_budgets_are_the_seeds_own():
     rp = load()
     budget = {d.key: {v: (lambda e, s: (e * s, s))(*rp.variant_budget(d, v, 'full'))
                       for v in rp.VARIANTS} for d in rp.DOCUMENTS}
-    expected = {'udemy': 500000, 'rllab-mxnet': 1000000, 'tensorlayer': 40000,
+    expected = {'udemy': 500000, 'rllab-mxnet': 1000000, 'tensorlayer': 40050,
                 'blog-mountaincar': 200000, 'seed-000': 500000, 'trpo-blog': 200000,
                 'npg-blog': 200000}
     for key, steps in expected.items():
@@ -45,7 +45,7 @@ def test_only_runs_its_documents_in_the_order_given(tmp_path):
     assert [d.key for d in docs] == ['rllab-mxnet', 'udemy']
     assert [d.key for d in rp.selected_documents(None)] == [d.key for d in rp.DOCUMENTS]
     todo = rp.jobs(docs, [0], 'full', str(tmp_path))
-    assert [(d.key, v) for d, v, _ in todo] == [('rllab-mxnet', v) for v in rp.VARIANTS] + [
+    assert [(d.key, v) for d, v, _, _ in todo] == [('rllab-mxnet', v) for v in rp.VARIANTS] + [
         ('udemy', v) for v in rp.VARIANTS]
 
 
@@ -66,20 +66,20 @@ def test_table_and_figure_from_progress_files(tmp_path):
     data = str(tmp_path / 'data')
     for seed, final in ((0, -200.0), (1, -400.0)):
         rows = [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=final if e == 10 else -1000,
-                     TotalEnvInteracts=4000 * e, Time=10 * e) for e in range(1, 11)]
+                     TotalEnvInteracts=4005 * e, Time=10 * e) for e in range(1, 11)]
         _progress(os.path.join(rp.run_folder(data, doc, 'seed', seed), 'progress.txt'), rows)
     _progress(os.path.join(rp.run_folder(data, doc, 'fixed', 0), 'progress.txt'),
-              [dict(Epoch=1, AverageEpRet=0, AverageTestEpRet=-900, TotalEnvInteracts=4000,
+              [dict(Epoch=1, AverageEpRet=0, AverageTestEpRet=-900, TotalEnvInteracts=4005,
                     Time=9)])
     args = rp.main.__globals__['argparse'].Namespace(budget='full', data_dir=data,
                                                       out=str(tmp_path / 'out'))
     lines = rp.write_results([doc], [0, 1], args)
     row = next(l for l in lines if '`--preset tensorlayer`' in l)
-    assert '| 0, 1 | 40000 | AverageTestEpRet | -300.0 ± 100.0 | -930.0 ± 10.0 |' in row
+    assert '| 0, 1 | 40050 | AverageTestEpRet | -300.0 ± 100.0 | -930.0 ± 10.0 |' in row
     partial = next(l for l in lines if '`--preset tensorlayer-fixed`' in l)
-    assert '4000 of 40000 (running)' in partial
+    assert '4005 of 40050 (running)' in partial
     assert (tmp_path / 'out' / 'tensorlayer.png').stat().st_size > 1000
-    todo = [(d.key, v, s) for d, v, s in rp.jobs([doc], [0, 1], 'full', data)]
+    todo = [(d.key, v, s) for d, v, s, _ in rp.jobs([doc], [0, 1], 'full', data)]
     assert todo == [('tensorlayer', 'fixed', 0), ('tensorlayer', 'default', 0),
                     ('tensorlayer', 'fixed', 1), ('tensorlayer', 'default', 1)]
 
@@ -119,7 +119,7 @@ def test_only_finished_seeds_count_once_one_has_finished_and_only_keeps_other_ro
                          for k in ('tensorlayer', 'trpo-blog'))
     for seed, epochs, final in ((0, 10, -200.0), (1, 3, -1000.0)):  # seed 1 still running
         rows = [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=final,
-                     TotalEnvInteracts=4000 * e, Time=10 * e) for e in range(1, epochs + 1)]
+                     TotalEnvInteracts=4005 * e, Time=10 * e) for e in range(1, epochs + 1)]
         _progress(os.path.join(rp.run_folder(data, tensorlayer, 'seed', seed), 'progress.txt'),
                   rows)
     _progress(os.path.join(rp.run_folder(data, trpo, 'seed', 0), 'progress.txt'),
@@ -128,7 +128,7 @@ def test_only_finished_seeds_count_once_one_has_finished_and_only_keeps_other_ro
     assert rp.main(['--no-run', '--only', 'trpo-blog', '--data_dir', data, '--out', out]) == 0
     lines = open(os.path.join(out, 'RESULTS.md')).read().splitlines()
     row = next(l for l in lines if '`--preset tensorlayer`' in l)
-    assert '| 0 | 40000 | AverageTestEpRet | -200.0 ± 0.0 |' in row  # seed 1 left out
+    assert '| 0 | 40050 | AverageTestEpRet | -200.0 ± 0.0 |' in row  # seed 1 left out
     assert any('`--preset blog-cartpole`' in l and '| 500.0 ± 0.0 |' in l for l in lines)
 
 
@@ -137,3 +137,29 @@ def test_bad_arguments_exit_2(bad):
     proc = subprocess.run([sys.executable, os.path.join(ROOT, 'plots', 'reproduce.py'),
                            '--no-run'] + bad, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.startswith('error: ')
+
+
+def test_a_run_made_before_its_preset_changed_is_run_again(tmp_path):
+    """A finished run whose config.json disagrees with its preset today (a quirk added, a
+    value changed) is stale: the next sitting runs it again from the start."""
+    import json
+    rp = load()
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'tensorlayer')
+    data = str(tmp_path / 'data')
+    folder = rp.run_folder(data, doc, 'seed', 0)
+    _progress(os.path.join(folder, 'progress.txt'),
+              [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=0, TotalEnvInteracts=4005 * e,
+                    Time=e) for e in range(1, 11)])
+    from spinup_tf.reproductions.presets import get_preset
+    config = dict(get_preset('td3', 'tensorlayer').kwargs, preset='tensorlayer')
+    with open(os.path.join(folder, 'config.json'), 'w') as f:
+        json.dump(config, f)
+    assert not rp.stale(doc, 'seed', folder)
+    assert ('seed', 0) not in [(v, s) for _, v, s, _ in rp.jobs([doc], [0], 'full', data)]
+    with open(os.path.join(folder, 'config.json'), 'w') as f:
+        json.dump(dict(config, update_after=65, sample_without_replacement=False), f)
+    assert rp.stale(doc, 'seed', folder)
+    assert [(v, afresh) for _, v, _, afresh in rp.jobs([doc], [0], 'full', data)
+            if v == 'seed'] == [('seed', True)]
+    os.makedirs(os.path.join(folder, 'checkpoint'))
+    assert 'resume' not in rp.command(doc, 'seed', 0, 'full', data, afresh=True)

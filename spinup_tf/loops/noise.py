@@ -182,6 +182,19 @@ class OrnsteinUhlenbeckNoise:
 # Coloured (power-law) noise
 # ---------------------------------------------------------------------------------------------
 
+def _amplitude_scale(n, beta, fmin):
+    """``(f, s)``: the ``rfftfreq`` frequencies of ``n`` steps ``(n // 2 + 1,)``, those below
+    ``max(fmin, 1 / n)`` set to the cutoff, and each one's amplitude std ``f^(-beta/2)``."""
+    f = np.fft.rfftfreq(n)                      # (n // 2 + 1,), f[0] = 0, f[-1] <= 0.5
+    fmin = max(fmin, 1.0 / n)
+    ix = int(np.sum(f < fmin))                  # number of frequencies below the cutoff
+    if ix and ix < len(f):
+        f[:ix] = f[ix]
+    if n == 1:                                  # a single sample (f = 0 only): white noise
+        return f, np.ones(1)
+    return f, f ** (-beta / 2.0)
+
+
 def powerlaw_psd_gaussian(beta, size, fmin=0.0):
     """Gaussian noise with power spectrum ``S(f) ~ 1 / f^beta`` along the last axis.
 
@@ -221,15 +234,7 @@ def powerlaw_psd_gaussian(beta, size, fmin=0.0):
                          % (size,))
     if not 0 <= fmin <= 0.5:
         raise ValueError('fmin must be in [0, 0.5], got %r.' % (fmin,))
-    f = np.fft.rfftfreq(n)                      # (n // 2 + 1,), f[0] = 0, f[-1] <= 0.5
-    fmin = max(fmin, 1.0 / n)
-    ix = int(np.sum(f < fmin))                  # number of frequencies below the cutoff
-    if ix and ix < len(f):
-        f[:ix] = f[ix]
-    if n == 1:                                  # a single sample (f = 0 only): white noise
-        s_scale = np.ones(1)
-    else:
-        s_scale = f ** (-beta / 2.0)            # (n // 2 + 1,) amplitude std per frequency
+    f, s_scale = _amplitude_scale(n, beta, fmin)
 
     shape = size[:-1] + [len(f)]
     sr = np.random.normal(scale=s_scale, size=shape)
