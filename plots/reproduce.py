@@ -149,12 +149,11 @@ def stale(doc, variant, folder):
     from spinup_tf.reproductions.presets import get_preset
     from spinup_tf.reproductions.networks import resolve_actor_critic
     name = doc.preset + ('-fixed' if variant == 'fixed' else '')
-    want = settings(doc.algo, env_of(doc), name)
+    plain = settings(doc.algo, None, None)  # what a config without the key ran with
     for key, value in get_preset(doc.algo, name).kwargs.items():
         if key in ('epochs', 'steps_per_epoch'):
             continue  # the budget's: checked by the steps done
-        got = config.get(key, want[key] if key not in config and key not in
-                          ('ac_kwargs', 'actor_critic') else None)
+        got = config[key] if key in config else plain.get(key)
         if key == 'actor_critic':
             if resolve_actor_critic(str(got)) is not resolve_actor_critic(value):
                 return True
