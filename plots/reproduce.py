@@ -279,7 +279,9 @@ def summarize(doc, variant, seeds, budget, data_dir):
             tests.append(float(rows[-1]['AverageTestEpRet']))
         steps.append(int(float(rows[-1]['TotalEnvInteracts'])))
         walls.append(float(rows[-1]['Time']))
+    old = [s for s in runs if stale(doc, variant, run_folder(data_dir, doc, variant, s))]
     return dict(seeds=sorted(runs), curves=curves, final=(np.mean(finals), np.std(finals)),
+                stale=old,
                 last=(np.mean(lasts), np.std(lasts)), mean=(np.mean(means), np.std(means)),
                 test=(np.mean(tests), np.std(tests)) if tests else None,
                 steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
@@ -340,6 +342,9 @@ def write_results(docs, seeds, args):
             results[variant] = res
             steps = '%d' % res['steps'] if res['steps'] >= res['budget'] else \
                 '%d of %d (running)' % (res['steps'], res['budget'])
+            if res['stale']:  # not what the preset runs today: rerun by the next sitting
+                steps += ' (stale: made before the preset\'s current quirks)'
+
             test = '%.1f ± %.1f' % res['test'] if res['test'] and res['test'][0] == \
                 res['test'][0] else '—'
             lines.append('| %s | %s | `%s` | %s | %s | %s | %.1f ± %.1f | %.1f ± %.1f | '

@@ -206,3 +206,27 @@ def test_sigterm_mid_epoch_then_resume_repeats_the_run_exactly_with_rllab_column
     rows = _rows(run)
     assert float(rows[1]['AverageEsReturn']) == float(_rows(whole)[1]['AverageEsReturn'])
     _assert_same_rows(_rows(whole), rows, 3)
+
+
+def test_sigterm_then_resume_repeats_a_run_evaluated_at_episode_ends(tmp_path):
+    """The udemy quirks (a test before training, then at the first episode end after every
+    steps_per_epoch steps, on the training env, and after the last step): SIGTERM in the
+    middle, then resume, writes the rows of the run without a break (the hooks' own state,
+    the steps since the last evaluation, is in the checkpoint)."""
+    args = ['td3', '--preset', 'udemy', '--env', 'Pendulum-v1', '--epochs', '3',
+            '--steps_per_epoch', '100', '--max_ep_len', '30', '--start_steps', '50',
+            '--num_test_episodes', '1', '--hid', '[16]', '--seed', '2']
+    whole = tmp_path / 'whole' / 'x' / 'x_s2'
+    res = run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole')
+    assert res.returncode == 0, res.stderr[-2000:]
+    expected = _rows(whole)
+    # rows: before training, at the episode ends at 120 and 210 steps, and after 300
+    assert [float(r['TotalEnvInteracts']) for r in expected] == [0, 120, 210, 300]
+    run = tmp_path / 'cut' / 'x' / 'x_s2'
+    proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
+                       rows=2, steps=40, stderr_path=tmp_path / 'stderr.txt')
+    _signal_held(proc, signal.SIGTERM)
+    assert proc.returncode == 128 + signal.SIGTERM
+    res = run_cli('resume', run)
+    assert res.returncode == 0, res.stderr[-2000:]
+    _assert_same_rows(expected, _rows(run), 4)

@@ -233,10 +233,11 @@ class OffPolicyLoop(EpochLoop):
         t0 = state['t']
         self.logger.log('Resuming at step %d (epoch %d of %d done).'
                         % (t0, state['epoch'], p.epochs), 'cyan')
-        owed = state.get('row_owed', -1)
+        owed = state.get('row_owed', -1)  # set while an epoch ends, cleared once it has
         if owed == -1:  # a checkpoint written before row_owed was recorded
-            owed = t0 // p.steps_per_epoch if t0 % p.steps_per_epoch == 0 else None
-        if owed is not None and state['epoch'] < owed:
+            owed = t0 // p.steps_per_epoch if t0 % p.steps_per_epoch == 0 and \
+                state['epoch'] < t0 // p.steps_per_epoch else None
+        if owed is not None:
             # Killed between an epoch's last step and its log row: finish that epoch first.
             self.end_epoch(owed, t0, last=t0 == p.steps_per_epoch * p.epochs)
             if self.restarted is not None:
