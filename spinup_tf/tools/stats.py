@@ -215,7 +215,7 @@ def _degenerate_ok():
         yield
 
 
-def _nan_iqm(y, axis):
+def nan_iqm(y, axis=-1):
     """IQM that ignores NaNs (a curve point some runs lack)."""
     y = np.sort(np.moveaxis(y, axis, -1), axis=-1)  # NaNs sort last
     n = np.sum(~np.isnan(y), axis=-1)
@@ -236,4 +236,4 @@ def _quiet(fn):
 
 
 _CURVE_ESTIMATORS = {'mean': _quiet(np.nanmean), 'median': _quiet(np.nanmedian),
-                     'max': _quiet(np.nanmax), 'min': _quiet(np.nanmin), 'iqm': _nan_iqm}
+                     'max': _quiet(np.nanmax), 'min': _quiet(np.nanmin), 'iqm': nan_iqm}
