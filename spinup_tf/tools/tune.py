@@ -98,6 +98,9 @@ def main(argv):
               % ('terminated' if isinstance(e, Terminated) else 'interrupted',
                  safe_url(config.storage)), file=sys.stderr, flush=True)
         return 143 if isinstance(e, Terminated) else 130
+    except BaseException:  # an error mid-study: the running trials stop, checkpointed
+        tuner.stop_all()
+        raise
     return tuner.summary()
 
 
