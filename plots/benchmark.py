@@ -353,7 +353,7 @@ def aggregate_outputs(rows, args):
     table = []
     for name, algos in AGGREGATE_GROUPS:
         keys = [k for k in scores if algos is None or k[1] in algos]
-        if not keys or (algos is not None and len(algos) == 1 and name != algos[0]):
+        if not keys:
             continue
         tasks = [scores[k] for k in keys]
         above = stats.performance_profile(tasks, [1.0])
@@ -385,7 +385,6 @@ def aggregate_outputs(rows, args):
 def draw_aggregate(table, path, version):
     """IQM and mean with their intervals per group (left), and the performance profile of
     all runs, off-policy and on-policy (right)."""
-    import numpy as np
     import matplotlib.pyplot as plt
     from spinup_tf.tools import stats
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.45 * len(table) + 2.2))

@@ -5,16 +5,14 @@ import signal
 import sqlite3
 import time
 
+import optuna
 import pytest
 
 from conftest import ROOT, cli_env, run_cli, start_cli
-
-optuna = pytest.importorskip('optuna')
-
-from spinup_tf.algos import ALGOS, parameters  # noqa: E402
-from spinup_tf.tools import search_spaces  # noqa: E402
-from spinup_tf.tools.cli import resolve_defaults  # noqa: E402
-from spinup_tf.utils.flags import signature_parameters  # noqa: E402
+from spinup_tf.algos import ALGOS, parameters
+from spinup_tf.tools import search_spaces
+from spinup_tf.tools.cli import resolve_defaults
+from spinup_tf.utils.flags import signature_parameters
 
 
 def test_every_algorithm_has_a_space_of_its_own_flags_holding_its_defaults():
