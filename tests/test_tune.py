@@ -169,3 +169,19 @@ def test_tune_help_without_tensorflow():
                           timeout=120)
     assert proc.stdout.startswith('usage: python run.py tune ALGO')
     assert proc.stdout.splitlines()[-1] == 'PROBE 0 False False'
+
+
+def test_a_study_on_ray(tmp_path):
+    pytest.importorskip('ray', reason='the optional ray package is not installed '
+                                      '(pip install -r requirements-ray.txt)')
+    proc = run_cli('tune', 'vpg', '--env', 'CartPole-v1', '--trials', '2', '--epochs', '2',
+                   '--steps_per_epoch', '500', '--backend', 'ray', '--workers', '2',
+                   '--data_dir', 'rel_data', cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    study = tmp_path / 'rel_data' / 'tune_vpg_CartPole-v1'
+    assert states(study / 'study.db', 'tune_vpg_CartPole-v1') == [(0, 'COMPLETE'),
+                                                                    (1, 'COMPLETE')]
+    for n in (0, 1):  # each trial a run folder, written by a Ray task
+        run_dir = study / ('vpg_CartPole-v1_trial%d' % n) / ('vpg_CartPole-v1_trial%d_s0' % n)
+        assert progress_epochs(str(run_dir)) == [1, 2]
+    assert 'run it:\n  python run.py vpg --env CartPole-v1 --epochs 2' in proc.stdout

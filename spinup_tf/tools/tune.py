@@ -664,8 +664,10 @@ def save_figures(study, c):
                 continue
         fig = ax.figure
         fig.set_size_inches(8, 5)
-        ax.set_title('%s (%s, %s: %s)' % (ax.get_title(), c.algo, c.env, c.metric),
-                     fontsize=9)
+        for loc in ('left', 'center'):  # optuna titles its axes on the left
+            if ax.get_title(loc=loc):
+                ax.set_title('%s: %s on %s, %s' % (ax.get_title(loc=loc), c.algo, c.env,
+                                                   c.metric), loc=loc, fontsize=10)
         fig.tight_layout()
         fig.savefig(path, dpi=100)
         plt.close(fig)
