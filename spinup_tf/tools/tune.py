@@ -565,9 +565,11 @@ class Tuner:
         if status == 'ok' and values:
             self.study.tell(r.number, values[-1][1])
             best = self.study.best_trial
-            print('[tune] trial %d finished: %s %.1f (%.0f s); best so far: trial %d, %.1f'
-                  % (r.number, self.c.metric, values[-1][1], time.time() - r.started,
-                     best.number, best.value), flush=True)
+            took = '%.0f s' % (time.time() - r.started) if r.handle is not None else \
+                'run to its end while no driver followed it'
+            print('[tune] trial %d finished: %s %.1f (%s); best so far: trial %d, %.1f'
+                  % (r.number, self.c.metric, values[-1][1], took, best.number, best.value),
+                  flush=True)
         else:
             self.study.tell(r.number, state=S.FAIL)
             print('[tune] trial %d failed: %s (log: %s)' % (
@@ -579,7 +581,8 @@ class Tuner:
             return
         self.beat = time.time()
         for r in self.running.values():
-            r.trial.set_user_attr('heartbeat', self.beat)
+            if not r.pruned:  # a pruned trial is finished in the study while its run stops
+                r.trial.set_user_attr('heartbeat', self.beat)
 
     def stop_all(self):
         """Ctrl-C: stop the running trials at their next step (each saves a checkpoint);
