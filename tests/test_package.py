@@ -43,9 +43,9 @@ def test_python_m_spinup_tf_is_the_command_line(tmp_path):
                            'Pendulum-v1', '--trials', '2'], cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=ROOT))
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [
-        proc.stderr.strip()] and proc.stderr.startswith('error: unknown algorithm')
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: unknown algorithm 'a2c'")
 
 
 def readme_example():
