@@ -12,6 +12,7 @@ from conftest import ROOT, cli_env, run_cli, start_cli
 from spinup_tf.algos import ALGOS, parameters
 from spinup_tf.tools import search_spaces
 from spinup_tf.tools.cli import resolve_defaults
+from spinup_tf.utils.checkpoint import has_checkpoint
 from spinup_tf.utils.flags import signature_parameters
 
 
@@ -88,8 +89,7 @@ def test_a_tiny_study_killed_and_resumed_on_sqlite_with_one_trial_pruned(tmp_pat
     # Kill the driver and its workers (kill -9 of the process group) while trial 1 runs.
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline:
-        if (1, 'RUNNING') in states(db, study) and \
-                os.path.isdir(os.path.join(run_dir, 'checkpoint')):
+        if (1, 'RUNNING') in states(db, study) and has_checkpoint(run_dir):
             break
         time.sleep(0.05)
     else:
