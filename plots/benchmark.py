@@ -18,6 +18,11 @@ it at any time and start it again. ``--no-run`` only redraws the figures
 and never replaces a table with an empty one. Figures and table always cover every run in
 the data folder, whichever ``--envs``/``--algos`` this call ran.
 
+The aggregate (``aggregate.png`` and a section of ``RESULTS.md``) pools every env and
+algorithm whose runs reached their budget: each run's score is its value there over Spinning
+Up TF1's mean (1.0 = Spinning Up's), summarised by the IQM and the mean with 95 % stratified
+bootstrap intervals and by the performance profile (``spinup_tf.tools.stats``).
+
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 ``--env_version v4`` runs ``-v4`` instead (``-v3``'s models on the new MuJoCo bindings), as a
 variant in its own ``--data_dir`` and ``--out``: the data folder records it in
@@ -287,27 +292,130 @@ def write_outputs(seeds, args):
              'gives the reason found for each such row).', '',
              'Spinning Up\'s ± std: the standard deviation over its 10 seeds, read off its '
              'figures\' shaded bands (`spinningup_spread.json`); "in its stds": ours − Spinning '
-             'Up over that std, to tell a gap from seed noise. Spinning Up PyTorch: the same '
+             'Up over that std: where our mean lies in its seeds\' spread. 95 %% CI: the '
+             'percentile bootstrap interval of our mean over seeds (10000 resamples; '
+             '`spinup_tf/tools/stats.py`), and the same over Spinning Up\'s mean; with 3 seeds '
+             'it spans at most the seeds\' range and covers less than 95 %%, so the aggregate '
+             'below, over every env and algorithm, is the sturdier test. Spinning Up PyTorch: '
+             'the same '
              'benchmark of its PyTorch implementations (no TRPO), for context (%s).'
              % pytorch['source'], '',
              '| env | algo | step | seeds | ours | per seed | Spinning Up | ratio '
              '| ours − Spinning Up | in its stds | outside | Spinning Up PyTorch '
-             '| ratio to PyTorch |',
-             '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+             '| ratio to PyTorch | ours 95 % CI | ratio 95 % CI |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    from spinup_tf.tools import stats
     for env, algo, step, ours, su, su_std, su_pytorch in rows:
         mean, std = float(np.mean(ours)), float(np.std(ours))
         r = ratio(mean, su)
+        ci = stats.aggregate(ours, 'mean') if len(ours) > 1 else None
         lines.append('| %s | %s | %dk | %d | %.0f ± %.0f | %s | %s | %s | %+.0f | %s | %s | %s '
-                     '| %s |' % (
+                     '| %s | %s | %s |' % (
                          env_id(env, args.data_dir), algo, step // 1000, len(ours), mean, std,
                          ' / '.join('%.0f' % v for v in ours),
                          '%.0f' % su if su_std is None else '%.0f ± %.0f' % (su, su_std),
                          r, mean - su, '–' if not su_std else '%+.1f' % ((mean - su) / su_std),
                          band(r), '–' if su_pytorch is None else '%.0f' % su_pytorch,
-                         '–' if su_pytorch is None else ratio(mean, su_pytorch)))
+                         '–' if su_pytorch is None else ratio(mean, su_pytorch),
+                         '–' if ci is None else '[%.0f, %.0f]' % (ci.low, ci.high),
+                         '–' if ci is None or su <= 0 else
+                         '[%.2f, %.2f]' % (ci.low / su, ci.high / su)))
+    lines += aggregate_outputs(rows, args)
     with open(osp.join(args.out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
+
+
+def normalized_finals(rows, args):
+    """``{(env, algo): [score of each seed]}``: each run's value at its algorithm's budget
+    over Spinning Up TF1's mean there (1.0 = Spinning Up's), for every env x algorithm whose
+    runs reached their budget (``rows``: ``write_outputs``'s table rows)."""
+    out = {}
+    for env, algo, step, ours, su, _, _ in rows:
+        if step == budget_of(algo, args) and su > 0:
+            out[(env, algo)] = [v / su for v in ours]
+    return out
+
+
+# Rows of the aggregate table: which env x algorithm tasks each pools.
+AGGREGATE_GROUPS = [('all', None), ('off-policy', OFF_POLICY), ('on-policy', ON_POLICY)] + \
+    [(a, (a,)) for a in OFF_POLICY + ON_POLICY]
+PROFILE_TAUS = [i / 100 for i in range(0, 251)]
+
+
+def aggregate_outputs(rows, args):
+    """Draw ``aggregate.png`` and return the aggregate section of RESULTS.md (no lines when
+    no env x algorithm has reached its budget)."""
+    from spinup_tf.tools import stats
+    scores = normalized_finals(rows, args)
+    if not scores:
+        return []
+    table = []
+    for name, algos in AGGREGATE_GROUPS:
+        keys = [k for k in scores if algos is None or k[1] in algos]
+        if not keys:
+            continue
+        tasks = [scores[k] for k in keys]
+        above = stats.performance_profile(tasks, [1.0])
+        table.append((name, keys, tasks, stats.aggregate(tasks, 'iqm'),
+                      stats.aggregate(tasks, 'mean'),
+                      stats.Interval(above[0][0], above[1][0], above[2][0])))
+    draw_aggregate(table, osp.join(args.out, 'aggregate.png'), env_version(args.data_dir))
+    budgets = 'off-policy %dk, on-policy %dk steps' % (args.budget_off // 1000,
+                                                       args.budget_on // 1000)
+    lines = ['', '## Aggregate: our return over Spinning Up TF1\'s, across envs and algorithms',
+             '',
+             'Each run\'s score is its value at its algorithm\'s budget (%s; smoothed over 11 '
+             'epochs as above) divided by Spinning Up TF1\'s mean there: 1.0 is Spinning '
+             'Up\'s. IQM: the mean of the middle 50 %% of the runs pooled; "runs above 1": the '
+             'fraction of runs scoring above Spinning Up\'s mean (the performance profile at '
+             '1, averaged over tasks). Brackets: 95 %% stratified bootstrap confidence '
+             'intervals (10000 resamples; seeds resampled within each env x algorithm; '
+             '`spinup_tf/tools/stats.py`). Spinning Up\'s means are held fixed: their own '
+             'standard error (its std over √10) is not in these intervals. Figure: '
+             '`aggregate.png` (intervals, and the performance profile).' % budgets, '',
+             '| runs of | env x algorithm | runs | IQM [95 % CI] | mean [95 % CI] '
+             '| runs above 1 [95 % CI] |', '|---|---|---|---|---|---|']
+    for name, keys, tasks, iqm, mean, above in table:
+        lines.append('| %s | %d | %d | %s | %s | %s |' % (
+            name, len(keys), sum(len(t) for t in tasks), iqm, mean, above))
+    return lines
+
+
+def draw_aggregate(table, path, version):
+    """IQM and mean with their intervals per group (left), and the performance profile of
+    all runs, off-policy and on-policy (right)."""
+    import matplotlib.pyplot as plt
+    from spinup_tf.tools import stats
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.45 * len(table) + 2.2))
+    for i, (name, _, _, iqm, mean, _) in enumerate(table):
+        y = len(table) - 1 - i
+        for est, dy, color, label in ((iqm, 0.12, 'C0', 'IQM'), (mean, -0.12, 'C1', 'mean')):
+            left.plot([est.low, est.high], [y + dy] * 2, color=color, linewidth=3, alpha=0.6,
+                      label=label if i == 0 else None)
+            left.plot([est.value], [y + dy], 'o', color='black', markersize=3)
+    left.axvline(1.0, color='gray', linestyle='--', linewidth=1)
+    left.set_yticks(range(len(table)))
+    left.set_yticklabels(['%s (%d runs)' % (t[0], sum(len(x) for x in t[2]))
+                          for t in reversed(table)])
+    left.set_xlabel('our return / Spinning Up TF1\'s (95 % CI)')
+    left.legend(fontsize=8, loc='upper right')
+    for name, _, tasks, _, _, _ in table[:3]:
+        frac, low, high = stats.performance_profile(tasks, PROFILE_TAUS)
+        line, = right.plot(PROFILE_TAUS, frac, label='%s (%d runs)' % (
+            name, sum(len(t) for t in tasks)))
+        right.fill_between(PROFILE_TAUS, low, high, color=line.get_color(), alpha=0.15,
+                           linewidth=0)
+    right.axvline(1.0, color='gray', linestyle='--', linewidth=1)
+    right.set_xlabel('normalised score τ (1 = Spinning Up TF1\'s mean)')
+    right.set_ylabel('fraction of runs with score > τ')
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
+    fig.suptitle('spinup_tf on MuJoCo -%s against Spinning Up TF1, final returns '
+                 '(bands, bars: 95 %% stratified bootstrap CIs)' % version, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv=None):

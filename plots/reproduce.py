@@ -27,6 +27,10 @@ cover every document with runs in the data folder (``--only`` restricts what is 
 runs its documents in the order given), and a
 row counts only the finished seeds once one has finished. ``--no-run`` only draws and
 tabulates, and leaves a table in place when there is nothing to put in it.
+
+A second table gives, per document, the probability that a run of the fixed variant scores
+above a run of the variant as written (and the defaults above it), with its 95 % bootstrap
+interval over seeds (``spinup_tf.tools.stats.probability_of_improvement``).
 """
 import argparse
 import csv
@@ -281,7 +285,7 @@ def summarize(doc, variant, seeds, budget, data_dir):
         walls.append(float(rows[-1]['Time']))
     old = [s for s in runs if stale(doc, variant, run_folder(data_dir, doc, variant, s))]
     return dict(seeds=sorted(runs), curves=curves, final=(np.mean(finals), np.std(finals)),
-                stale=old,
+                stale=old, per_seed=dict(last=lasts, final=finals, test=tests),
                 last=(np.mean(lasts), np.std(lasts)), mean=(np.mean(means), np.std(means)),
                 test=(np.mean(tests), np.std(tests)) if tests else None,
                 steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
@@ -332,6 +336,7 @@ def write_results(docs, seeds, args):
              'whole run | final test return | wall time / run | seed\'s reported figure |',
              '|---|---|---|---|---|---|---|---|---|---|---|---|']
     n_rows = 0
+    comparisons = []
     os.makedirs(out, exist_ok=True)
     for doc in docs:
         results = {}
@@ -357,14 +362,65 @@ def write_results(docs, seeds, args):
             n_rows += 1
         if results:
             plot_document(doc, results, osp.join(out, '%s.png' % doc.key))
+            comparisons.append((doc, results))
     if not n_rows:
         print('no finished epochs under %s: %s left as it is'
               % (args.data_dir, osp.join(out, 'RESULTS.md')))
         return None
+    lines += improvement_table(comparisons)
     with open(osp.join(out, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     print('\n'.join(lines))
     return lines
+
+
+# The score that the improvement table compares: the mean of the last 10 epochs of the
+# document's column, or (rllab, whose protocol tests only after the last epoch) the final
+# test return, that one evaluation of 10000 episodes.
+SCORES = {'last': 'last 10 epochs of the column', 'test': 'final test return'}
+SCORE_OF = {'rllab-mxnet': 'test'}
+
+
+def improvement_table(comparisons):
+    """The lines of RESULTS.md's improvement section: per document, each variant's score
+    (mean and 95 % bootstrap interval over seeds) and ``P(fixed > as written)``,
+    ``P(defaults > as written)`` with their intervals."""
+    from spinup_tf.tools import stats
+    lines = ['', '## Does fixing the quirks help? P(fixed > as written)', '',
+             '`P(A > B)`: the probability that a run of variant A scores above a run of '
+             'variant B (ties count a half), over all pairs of their seeds, with its 95 % '
+             'stratified bootstrap interval (the seeds of each variant resampled on their own, '
+             '10000 resamples; `spinup_tf/tools/stats.py`). 0.5: neither is better; an '
+             'interval that holds 0.5 does not tell the two apart. With 3 seeds a side there '
+             'are 9 pairs. Score: the mean of the last 10 epochs of the document\'s column '
+             '(rllab: the final test return, its one evaluation of 10000 episodes). Each '
+             'variant\'s score is also given as mean [95 % CI] over seeds (with 3 seeds the '
+             'interval spans about the seeds\' range).', '',
+             '| document | score | as written | fixed | defaults | P(fixed > as written) '
+             '| P(defaults > as written) |', '|---|---|---|---|---|---|---|']
+    n = 0
+    for doc, results in comparisons:
+        score = SCORE_OF.get(doc.key, 'last')
+        values = {v: r['per_seed'][score] for v, r in results.items()
+                  if r['per_seed'][score] and all(x == x for x in r['per_seed'][score])}
+        if 'seed' not in values or len(values) < 2:
+            continue
+
+        def summary(variant):
+            if variant not in values:
+                return '—'
+            return stats.aggregate(values[variant], 'mean').format('.1f') \
+                if len(values[variant]) > 1 else '%.1f' % values[variant][0]
+
+        def improvement(variant):
+            if variant not in values:
+                return '—'
+            return str(stats.probability_of_improvement(values[variant], values['seed']))
+        lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+            doc.title, SCORES[score], summary('seed'), summary('fixed'), summary('default'),
+            improvement('fixed'), improvement('default')))
+        n += 1
+    return lines if n else []
 
 
 def main(argv=None):

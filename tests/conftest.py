@@ -23,6 +23,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'expensive: about a minute or more on 2 cores (a multi-seed learning test); '
         '`-m "not expensive"` leaves them out, `python -m pytest -q` (CI) runs them')
+    config.addinivalue_line(
+        'markers', 'packaging: installs the package into a fresh virtual environment '
+        '(pip install -e .); CI runs it with the rest')
 
 
 def load_plot_script(name):

@@ -197,3 +197,32 @@ def test_spinning_ups_curves_are_read_back_off_a_matplotlib_svg():
     stds = {k: stds_at_checkpoints(v) for k, v in read_bands(svg.getvalue()).items()}
     assert set(stds) == set(truth)
     assert all(abs(s - 300) <= 0.01 * 300 for v in stds.values() for s in v), stds
+
+
+def test_aggregate_pools_runs_at_their_budget_normalised_by_spinning_up(tmp_path):
+    bm = load()
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    os.makedirs(out)
+    # At 100k Spinning Up TF1 has TD3 5579 on HalfCheetah and 760 on Hopper: scores 0.5 and
+    # 1.5 of it, two seeds each.
+    for seed in range(2):
+        write_run(bm, data, 'HalfCheetah', 'td3', seed, 5579 * 0.5)
+        write_run(bm, data, 'Hopper', 'td3', seed, 760 * 1.5)
+    write_run(bm, data, 'Hopper', 'ppo', 0, 207)  # on-policy budget 3M: not reached, left out
+    assert bm.main(['--no-run', '--budget_off', '100000', '--data_dir', data,
+                    '--out', out]) == 0
+    table = open(os.path.join(out, 'RESULTS.md')).read()
+    rows = {line.split('|')[1].strip(): line for line in table.split('## Aggregate')[1]
+            .splitlines() if line.startswith('| ')}
+    # Pooled runs 0.5, 0.5, 1.5, 1.5: the IQM drops one from each end (mean of 0.5 and 1.5),
+    # and every resample keeps two runs of each task, so the intervals have no width; half
+    # the tasks' runs score above Spinning Up's mean.
+    assert rows['all'] == '| all | 2 | 4 | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] | ' \
+        '0.50 [0.50, 0.50] |'
+    assert rows['td3'] == rows['all'].replace('| all |', '| td3 |')
+    assert 'on-policy' not in rows and 'ppo' not in rows
+    assert sorted(os.listdir(out)) == ['HalfCheetah.png', 'Hopper.png', 'RESULTS.md',
+                                       'aggregate.png']
+    # Each row's 95 % interval of our mean over seeds, and of the ratio.
+    line = [l for l in table.splitlines() if l.startswith('| HalfCheetah-v5 | td3 | 100k')][0]
+    assert line.endswith('| [2790, 2790] | [0.50, 0.50] |')

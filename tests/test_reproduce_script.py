@@ -163,3 +163,33 @@ def test_a_run_made_before_its_preset_changed_is_run_again(tmp_path):
             if v == 'seed'] == [('seed', True)]
     os.makedirs(os.path.join(folder, 'checkpoint'))
     assert 'resume' not in rp.command(doc, 'seed', 0, 'full', data, afresh=True)
+
+
+def test_improvement_table_gives_p_fixed_beats_as_written_with_its_interval(tmp_path):
+    rp = load()
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'trpo-blog')
+    data = str(tmp_path / 'data')
+    # Last-10 scores: as written 10, 20, 30; fixed 15, 25, 35; defaults 40, 40, 40.
+    for variant, scores in (('seed', (10, 20, 30)), ('fixed', (15, 25, 35)),
+                            ('default', (40, 40, 40))):
+        for seed, score in enumerate(scores):
+            epochs, spe = rp.variant_budget(doc, variant, 'full')
+            rows = [dict(Epoch=e, AverageEpRet=score, AverageTestEpRet='nan',
+                         TotalEnvInteracts=spe * e, Time=e)
+                    for e in range(1, epochs + 1)]
+            _progress(os.path.join(rp.run_folder(data, doc, variant, seed), 'progress.txt'),
+                      rows)
+    args = rp.main.__globals__['argparse'].Namespace(budget='full', data_dir=data,
+                                                      out=str(tmp_path / 'out'))
+    lines = rp.write_results([doc], [0, 1, 2], args)
+    row = next(l for l in lines[lines.index('## Does fixing the quirks help? '
+                                            'P(fixed > as written)'):] if doc.title in l)
+    # Fixed above as written in 6 of the 9 pairs (15 > 10; 25 > 10, 20; 35 > all): 2/3,
+    # with the interval of stats.probability_of_improvement (tests/test_stats.py); the
+    # defaults beat every run in every resample: 1 with no width.
+    cells = [c.strip() for c in row.split('|')[1:-1]]
+    assert cells[1:5] == ['last 10 epochs of the column', '20.0 [10.0, 30.0]',
+                          '25.0 [15.0, 35.0]', '40.0 [40.0, 40.0]']
+    assert cells[5].startswith('0.67 [') and cells[6] == '1.00 [1.00, 1.00]'
+    from spinup_tf.tools import stats
+    assert cells[5] == str(stats.probability_of_improvement([15, 25, 35], [10, 20, 30]))

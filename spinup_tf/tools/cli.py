@@ -32,7 +32,7 @@ from spinup_tf.tools.algo_call import AlgoThunk, check_activation, quirk_paramet
 from spinup_tf.tools.launch import BACKENDS, announce, check_launch, run_experiments
 from spinup_tf.tools.ray_backend import RayStartError
 
-SUBCOMMANDS = ('plot', 'test_policy', 'resume')
+SUBCOMMANDS = ('plot', 'test_policy', 'resume', 'tune')
 RUN_OPTIONS = ('exp_name', 'data_dir', 'datestamp', 'overwrite', 'preset', 'env_kwargs')
 LAUNCH_OPTIONS = ('workers', 'backend', 'address')
 NOT_FLAGS = ('env_fn', 'actor_critic', 'logger_kwargs')
@@ -43,6 +43,7 @@ USAGE = """usage:
   python run.py plot DIR [DIR ...] [--save FILE] ...   learning curves
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
   python run.py resume DIR                             continue a killed or interrupted run
+  python run.py tune ALGO --env ENV_ID --trials N      hyperparameter search (Optuna)
 """
 RESUME_HELP = """usage: python run.py resume RUN_DIR
 
@@ -110,6 +111,9 @@ def _dispatch(argv):
     if cmd == 'test_policy':
         from spinup_tf.tools.test_policy import main as test_policy_main
         return test_policy_main(rest)
+    if cmd == 'tune':
+        from spinup_tf.tools.tune import main as tune_main
+        return tune_main(rest)
     if cmd == 'resume':
         if rest and rest[0] in ('-h', '--help'):
             print(RESUME_HELP)

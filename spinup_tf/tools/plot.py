@@ -49,6 +49,15 @@ PROGRESS_FILE = 'progress.txt'
 CONFIG_FILE = 'config.json'
 ESTIMATORS = {'mean': np.nanmean, 'max': np.nanmax, 'min': np.nanmin, 'median': np.nanmedian}
 
+
+def _iqm(y, axis=0):
+    from spinup_tf.tools.stats import nan_iqm
+    return nan_iqm(y, axis)
+
+
+ESTIMATORS['iqm'] = _iqm  # interquartile mean (spinup_tf.tools.stats)
+CI_LABEL = 'band: 95 % bootstrap CI over runs'
+
 # x values above this are shown in scientific notation (as in Spinning Up).
 SCI_THRESHOLD = 5e3
 
@@ -357,6 +366,17 @@ def aggregate(xs, ys, est='mean'):
     return x, center, std
 
 
+def ci_band(ys, est='mean'):
+    """``(low, high)``: the pointwise 95 % percentile bootstrap interval of the estimator over
+    runs (``--ci``; ``spinup_tf.tools.stats.curve_interval``: whole runs are resampled), on
+    the points :func:`aggregate` keeps (every run cut to the shortest)."""
+    from spinup_tf.tools.stats import curve_interval
+    n = min(len(y) for y in ys)
+    _, low, high = curve_interval(np.stack([np.asarray(y[:n], dtype=np.float64) for y in ys]),
+                                  est)
+    return low, high
+
+
 # --------------------------------------------------------------------------------------------
 # Plotting
 # --------------------------------------------------------------------------------------------
@@ -416,7 +436,7 @@ def default_title(runs):
 
 
 def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, title=None,
-               references=()):
+               references=(), ci=False):
     """One figure of ``value`` against ``xaxis``; returns the figure.
 
     Runs lacking either column are skipped with a warning, and so is a run whose column is
@@ -424,7 +444,8 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
     :func:`aggregate` (estimator line and +-1 std band); with ``count`` each run is its own
     line, labelled ``condition-unit``. The y axis is named by :func:`y_label`; ``title``
     (default :func:`default_title`) heads the figure; each ``(value, label)`` of
-    ``references`` is a dashed horizontal line (a published result).
+    ``references`` is a dashed horizontal line (a published result). ``ci``: the band is
+    the 95 % bootstrap interval of the estimator over runs (:func:`ci_band`), not +-1 std.
     """
     plt = _pyplot()
     groups = {}
@@ -454,8 +475,8 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
         line, = ax.plot(x, center, label=label, linewidth=1.5,
                         marker='o' if len(x) == 1 else None)
         if len(group) > 1:
-            ax.fill_between(x, center - std, center + std, color=line.get_color(), alpha=0.2,
-                            linewidth=0)
+            low, high = ci_band(ys, est) if ci else (center - std, center + std)
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         if np.isfinite(x).any():
             xmax = max(xmax, np.nanmax(np.abs(x)))
 
@@ -468,7 +489,7 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
     if title:
         ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc='best')
+    ax.legend(loc='best', title=CI_LABEL if ci and not count else None)
     if xmax > SCI_THRESHOLD:
         ax.ticklabel_format(style='sci', axis='x', scilimits=(0, 0))
     fig.tight_layout()
@@ -476,7 +497,8 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
 
 
 def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=False,
-               est='mean', smooth=1, save=None, show=False, title=None, references=()):
+               est='mean', smooth=1, save=None, show=False, title=None, references=(),
+               ci=False):
     """Draw one figure per value (see :func:`plot_value`) and save them.
 
     Args:
@@ -491,6 +513,7 @@ def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=F
         show: call ``plt.show()`` before closing the figures.
         title: the figures' title (default: the env, when every run names the same one).
         references: ``(value, label)`` pairs drawn as horizontal lines.
+        ci: bands of 95 % bootstrap intervals over runs instead of +-1 std.
 
     Returns:
         The list of written files (empty without ``save``).
@@ -509,7 +532,7 @@ def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=F
     figures, written = [], []
     try:
         for value in values:
-            fig = plot_value(runs, xaxis, value, count, est, smooth, title, references)
+            fig = plot_value(runs, xaxis, value, count, est, smooth, title, references, ci)
             figures.append(fig)
             if save:
                 path = save_path(save, value, len(values) > 1)
@@ -559,7 +582,10 @@ def build_parser():
     parser.add_argument('--exclude', nargs='*', default=[],
                         help='drop runs whose folder path contains any of these substrings')
     parser.add_argument('--est', default='mean', choices=list(ESTIMATORS),
-                        help='estimator over runs (default: mean)')
+                        help='estimator over runs (default: mean; iqm: interquartile mean)')
+    parser.add_argument('--ci', action='store_true',
+                        help='band: the 95 %% stratified bootstrap confidence interval of the '
+                             'estimator over runs, instead of +-1 std')
     parser.add_argument('--save', metavar='FILE',
                         help='write the figure to FILE (.png, .svg, ...); with several values '
                              'one file per value, e.g. fig_AverageEpRet.png. Implies no window')
@@ -615,7 +641,8 @@ def main(argv=None):
         _warn('no display and no --save: the plot is drawn but neither shown nor saved')
     try:
         written = make_plots(runs, args.xaxis, args.value, args.count, args.est, args.smooth,
-                             args.save, show=show, title=args.title, references=references)
+                             args.save, show=show, title=args.title, references=references,
+                             ci=args.ci)
     except PlotError as e:
         _error(e)
         return 2
