@@ -25,6 +25,7 @@ from spinup_tf.algos import ALGOS, algo_docstring, check_spaces, get_algo, optio
 from spinup_tf.utils.errors import UserInputError, DiskFullError
 from spinup_tf.utils.budget import check_can_train, check_replay_memory
 from spinup_tf.utils.run_folder import check_writable
+from spinup_tf.utils.safe_files import check_no_symlinks
 from spinup_tf.algos.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_checked_env, make_env
@@ -395,6 +396,8 @@ def build_runs(name, tokens):
                         e.kwargs.get('ac_kwargs'))
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
             raise UserInputError(earlier_run_message(e.output_dir))
+        if osp.isdir(e.output_dir) and not run_opts.get('overwrite', False):
+            check_no_symlinks(e.output_dir)  # every variant's, before the first one starts
     for e in experiments:  # all checked: now set the earlier runs aside, whole
         if earlier_run(e.output_dir):
             print('--overwrite: the earlier run in %s is now in %s'

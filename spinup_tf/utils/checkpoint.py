@@ -197,7 +197,8 @@ def verify(output_dir, loop=None, action_shape=None):
     except RecordError as e:
         raise CheckpointError(str(e)) from None
     problem = (_rng_problem(state) or _episode_problem(counters, output_dir, action_shape)
-               or _noise_problem(counters.get('noise')) or _arrays_problem(copy))
+               or _noise_problem(counters.get('noise')) or _arrays_problem(copy)
+               or _variables_problem(copy))
     if problem:
         raise CheckpointError('the checkpoint in %s cannot be resumed: %s' % (copy, problem))
     return state
@@ -305,6 +306,31 @@ def _arrays_problem(copy):
     if available is not None and claimed > available:
         return ('arrays.npz would decompress to %s, more than the %s available'
                 % (human_bytes(claimed), human_bytes(available)))
+    return None
+
+
+def _variables_problem(copy):
+    """Why the saved variables cannot be read back (None when every tensor reads): an index
+    TF cannot parse, shapes claiming more bytes than the data files hold, a tensor whose
+    bytes fail to read (TF checks each one's CRC)."""
+    prefix = osp.join(copy, 'variables')
+    if not osp.lexists(prefix + '.index'):
+        return None  # a run without a graph saver saves none (and restores none)
+    from spinup_tf.utils.tf1 import tf
+    try:
+        held = sum(os.lstat(osp.join(copy, n)).st_size for n in os.listdir(copy)
+                   if n.startswith('variables.data-'))
+        reader = tf.train.load_checkpoint(prefix)
+        shapes, dtypes = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+        claimed = sum(int(np.prod(shapes[k], dtype=np.int64)) * tf.as_dtype(dtypes[k]).size
+                      for k in shapes)
+        if claimed > held:
+            return ('its variables claim %d bytes but the data files hold %d: they are '
+                    'truncated or corrupt' % (claimed, held))
+        for name in shapes:
+            reader.get_tensor(name)
+    except Exception as e:  # TF's own error types for damaged files
+        return 'its variables are truncated or corrupt (%s)' % type(e).__name__
     return None
 
 

@@ -99,6 +99,8 @@ def _loadable(env_id):
 def make_env(env_id, **kwargs):
     """``gym.make`` with a clear error for unknown ids and missing extras."""
     check_env_id(env_id)
+    if _is_mujoco_env(env_id):
+        _route_mujoco_warnings()
     try:
         if _is_plugin_env(env_id):  # pybullet's banner on import, "argv[0]=" on reset
             with c_output_silenced():
@@ -156,6 +158,31 @@ def _made(env_id, env_kwargs, described):
 def _first_line(e):
     text = str(e).strip()
     return text.splitlines()[0][:200] if text else ''
+
+
+def _is_mujoco_env(env_id):
+    entry = getattr(gym.registry.get(env_id), 'entry_point', '')
+    return isinstance(entry, str) and 'mujoco' in entry
+
+
+def _route_mujoco_warnings():
+    """MuJoCo's own warning handler prints to stdout and appends to ``MUJOCO_LOG.TXT`` in the
+    working directory (every HalfCheetah-v5 made with MuJoCo 3.4 warns that gymnasium's
+    model uses the deprecated ``settotalmass``). Route its warnings to one ``warning:`` line
+    on stderr instead, and drop the deprecation notices about gymnasium's model files, which
+    no user of the env can act on: nothing is written outside the run folder."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(_mujoco_warning)
+
+
+def _mujoco_warning(message):
+    message = ' '.join(str(message).split())
+    if 'is deprecated' not in message:
+        print('warning: MuJoCo: %s' % message, file=sys.stderr)
 
 
 _LIBC = []  # the C library, loaded once (a pybullet env resets every episode)

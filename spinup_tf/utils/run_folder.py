@@ -29,6 +29,8 @@ def lock_run_folder(path):
     path = osp.abspath(path)
     if path in _held:
         return
+    if osp.isdir(path):
+        check_no_symlinks(path)  # before the lock file is made: a refusal leaves no trace
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
@@ -41,7 +43,7 @@ def lock_run_folder(path):
         raise UserInputError('another process is running in %s (a run or a resume); wait '
                              'for it to end, or use another --exp_name' % path) from None
     try:
-        check_no_symlinks(path)
+        check_no_symlinks(path)  # again, now that no other process of ours can add one
     except UserInputError:
         f.close()
         raise
