@@ -33,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, 'tests'))
 
-from conftest import run_cli, run_script  # noqa: E402
+from conftest import run_cli  # noqa: E402
 import hostile_folders as H  # noqa: E402
 
 TD3 = ['td3', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
