@@ -58,7 +58,7 @@ class Buffer:
 def _save(logger, epoch, value):
     logger.set(value)
     logger.epoch_dict = {'EpRet': [np.array([value])]}
-    Checkpointer(logger, [], Buffer(value)).save({'epoch': epoch})
+    Checkpointer(logger, [], Buffer(value)).save({'epoch': epoch, 't': 0})
 
 
 def test_the_injection_points_are_every_file_operation(tmp_path):

@@ -108,17 +108,10 @@ def test_saved_with_the_model_and_used_by_test_policy(tmp_path):
 
 
 def _raw_policy(run_dir):
-    """The saved model without normalisation."""
-    from spinup_tf.utils.tf1 import tf
-    info = json.load(open(run_dir + '/tf1_save/model_info.json'))
-    graph = tf.Graph()
-    sess = tf.Session(graph=graph)
-    with graph.as_default():
-        tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING],
-                                   run_dir + '/tf1_save')
-    fn = sess.make_callable(graph.get_tensor_by_name(info['outputs']['pi']),
-                            feed_list=[graph.get_tensor_by_name(info['inputs']['x'])])
-    return lambda o: fn(o.reshape(1, -1))[0], sess
+    """The saved model without normalisation (the rebuilt policy's raw action)."""
+    from spinup_tf.tools.test_policy import load_policy
+    policy, sess = load_policy(run_dir)
+    return policy.raw, sess
 
 
 def test_on_policy_logs_the_env_returns(tmp_path):

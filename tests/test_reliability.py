@@ -65,7 +65,8 @@ class NaNRewardAfter(gym.Wrapper):
 def test_nan_reward_stops_with_epoch_and_quantity_and_keeps_last_checkpoint(tmp_path):
     from spinup_tf.algos.td3 import td3
     env_fn = lambda: NaNRewardAfter(gym.make('Pendulum-v1'), 350)  # noqa: E731
-    with pytest.raises(NonFiniteError, match=r'epoch 2: (LossQ|LossPi|Q1Vals|Q2Vals)'):
+    with pytest.raises(NonFiniteError, match=r'epoch 2: the environment returned a NaN or '
+                                             r'infinite reward .* those of epoch 1'):
         td3(env_fn, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
             **dict(OFF, epochs=3))
     rows = (tmp_path / 'progress.txt').read_text().splitlines()

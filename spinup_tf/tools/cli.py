@@ -18,14 +18,18 @@ import os.path as osp
 import signal
 import sys
 
+import numpy as np
+
 from spinup_tf.algos import ALGOS, LOOPS, algo_docstring, check_spaces, get_algo, \
     option_help, parameters
 from spinup_tf.algos.env_defaults import env_defaults, describe_env_defaults
 from spinup_tf.utils.errors import UserInputError, DiskFullError
+from spinup_tf.utils.budget import check_can_train, check_replay_memory
 from spinup_tf.utils.run_folder import check_writable
+from spinup_tf.utils.safe_files import check_no_symlinks
 from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.flags import ACTIVATIONS
-from spinup_tf.utils.envs import EnvFn, check_env_id, make_env
+from spinup_tf.utils.envs import EnvFn, check_env_id, make_checked_env, make_env
 from spinup_tf.utils.signals import Terminated, install_stop_handlers
 from spinup_tf.tools.grid import ExperimentGrid
 from spinup_tf.tools.algo_call import AlgoThunk, check_activation, quirk_parameters
@@ -294,6 +298,7 @@ def build_runs(name, tokens):
     if not env_ids:
         raise UserInputError('missing --env ENV_ID (e.g. --env Pendulum-v1)')
     env_kwargs = _env_kwargs(flags.pop('env_kwargs', None))
+    env_sizes = {}  # env id -> (observation size, action size): the replay buffer's memory
     for env_id in env_ids:
         if not isinstance(env_id, str):
             raise UserInputError('--env expects a gymnasium id, got %r' % (env_id,))
@@ -301,6 +306,8 @@ def build_runs(name, tokens):
         env = _make_env_with(env_id, env_kwargs)
         try:
             check_spaces(name, env)
+            env_sizes[env_id] = tuple(int(np.prod(space.shape or (1,))) for space in
+                                      (env.observation_space, env.action_space))
         finally:
             env.close()
 
@@ -355,6 +362,7 @@ def build_runs(name, tokens):
                                        run_opts.get('datestamp', False))
     except ValueError as e:
         raise UserInputError(str(e)) from None
+    defaults = {k: p.default for k, p in params.items() if k not in NOT_FLAGS}
     for e in experiments:
         if env_kwargs:  # recorded in config.json (env_fn.env_kwargs); test_policy, resume
             e.kwargs['env_fn'] = EnvFn(e.kwargs['env_fn'].env_id, **env_kwargs)
@@ -370,12 +378,16 @@ def build_runs(name, tokens):
         if isinstance(ac_kwargs, dict) and isinstance(ac_kwargs.get('activation'), str):
             check_activation(ac_kwargs['activation'])
         check_ranges(e.kwargs)  # every variant, before the first one starts
+        full = dict(defaults, **e.kwargs)  # budgets: the flags with the defaults they meet
+        check_can_train(full)
+        check_replay_memory(full.get('replay_size'), *env_sizes[e.kwargs['env_fn'].env_id])
         check_writable(e.output_dir)
         check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
                         e.kwargs.get('ac_kwargs'))
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
-            raise UserInputError('%s already holds results; choose another --exp_name, add '
-                                 '--datestamp, or pass --overwrite' % e.output_dir)
+            raise UserInputError(earlier_run_message(e.output_dir))
+        if osp.isdir(e.output_dir) and not run_opts.get('overwrite', False):
+            check_no_symlinks(e.output_dir)  # every variant's, before the first one starts
     for e in experiments:  # all checked: now set the earlier runs aside, whole
         if earlier_run(e.output_dir):
             print('--overwrite: the earlier run in %s is now in %s'
@@ -389,7 +401,23 @@ EARLIER_RUN_SIGNS = ('progress.txt', 'config.json', 'checkpoint', 'tf1_save')
 def earlier_run(folder):
     """Whether ``folder`` holds any sign of an earlier run (a run stopped in its first epoch
     has a checkpoint but no progress file)."""
-    return any(osp.exists(osp.join(folder, name)) for name in EARLIER_RUN_SIGNS)
+    return bool(earlier_signs(folder))
+
+
+def earlier_signs(folder):
+    """The names of ``EARLIER_RUN_SIGNS`` present in ``folder`` (a symbolic link counts)."""
+    return [name for name in EARLIER_RUN_SIGNS if osp.lexists(osp.join(folder, name))]
+
+
+def earlier_run_message(folder):
+    """Why a new run is refused in ``folder``: it holds results, or only the ``config.json``
+    of a run that stopped before it saved anything."""
+    if earlier_signs(folder) == ['config.json']:
+        return ('%s holds the config.json of an earlier run that saved nothing else (no '
+                'progress.txt, checkpoint or model); pass --overwrite to start again there, or '
+                'choose another --exp_name' % folder)
+    return ('%s already holds results; choose another --exp_name, add --datestamp, or pass '
+            '--overwrite' % folder)
 
 
 def set_aside(folder):
@@ -397,9 +425,10 @@ def set_aside(folder):
     of an old one); refused while another process holds the folder."""
     import fcntl
     import time
+    from spinup_tf.utils.run_folder import open_lock_file
     lock = osp.join(folder, '.lock')
-    if osp.exists(lock):
-        with open(lock, 'a') as f:
+    if osp.exists(lock) and not osp.islink(lock):  # (a link is no lock of this project's)
+        with open_lock_file(folder) as f:
             try:
                 fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -433,15 +462,23 @@ def _env_kwargs(values):
 
 def _make_env_with(env_id, env_kwargs):
     """``make_env(env_id, **env_kwargs)``; an argument the env does not take is a
-    ``UserInputError``."""
+    ``UserInputError``, and so is one it takes but fails with when reset and stepped
+    (``make_checked_env``'s probe), before anything is written."""
     try:
-        return make_env(env_id, **env_kwargs)
+        env = make_env(env_id, **env_kwargs)
     except UserInputError:
         raise
-    except (TypeError, ValueError, AssertionError) as e:
+    except Exception as e:  # TypeError, ValueError, AssertionError... from the env's __init__
         raise UserInputError('--env_kwargs %r: %s does not accept them (%s)'
                              % (env_kwargs, env_id, str(e).splitlines()[0] if str(e) else
                                 type(e).__name__)) from None
+    if not env_kwargs:
+        return env
+    env.close()
+    try:
+        return make_checked_env(env_id, env_kwargs)
+    except UserInputError as e:
+        raise UserInputError('--env_kwargs %r: %s' % (env_kwargs, e)) from None
 
 
 def _launch_options(run_opts):

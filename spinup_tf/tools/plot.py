@@ -35,7 +35,6 @@ Problems are reported as one line on stderr, never a traceback: unreadable or ma
 can be plotted (no runs found, or a requested column absent from every run).
 """
 import argparse
-import json
 import math
 import os
 import re
@@ -129,11 +128,12 @@ def read_progress(path):
             cells, a non-numeric cell, or is not text.
         OSError: the file cannot be opened.
     """
-    try:
-        with open(path, encoding='utf-8') as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise ProgressFileError(f'{path}: not a text file ({e.reason})') from None
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.safe_files import PROGRESS_LIMIT, read_text
+    try:  # a regular file of a sane size (not /dev/zero, a FIFO or 10 GB), followed if linked
+        text = read_text(path, PROGRESS_LIMIT, follow=True)
+    except UserInputError as e:
+        raise ProgressFileError(str(e)) from None
 
     if not text.strip():
         raise ProgressFileError(f'{path}: file is empty')
@@ -191,13 +191,14 @@ def performance_column(data):
 def _read_config(run_dir):
     """``(exp_name, algo, env_id)`` from the run's ``config.json``, each ``None`` when the
     file or the key is missing."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.safe_files import JSON_LIMIT, read_json
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return None, None, None
     try:
-        with open(path, encoding='utf-8') as f:
-            config = json.load(f)
-    except (OSError, ValueError) as e:
+        config = read_json(path, JSON_LIMIT, follow=True, kind=None)
+    except (OSError, UserInputError) as e:
         _warn(f'{path}: unreadable config ({e}); using the folder name')
         return None, None, None
     if not isinstance(config, dict):
@@ -275,8 +276,9 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
     runs = []
     for i, logdir in enumerate(logdirs):
         n_files = 0  # progress files below this logdir, whether kept, filtered or unreadable
+        unreadable = []
         for root_dir in _expand_logdir(logdir):
-            for run_dir, subdirs, files in os.walk(root_dir):
+            for run_dir, subdirs, files in os.walk(root_dir, onerror=unreadable.append):
                 # runs that --overwrite set aside (FOLDER.trash-TIME) are not plotted
                 subdirs[:] = sorted(d for d in subdirs if '.trash-' not in d)
                 if PROGRESS_FILE not in files:
@@ -307,7 +309,9 @@ def find_runs(logdirs, select=None, exclude=None, legend=None):
                                  or 'exp')
                 runs.append(dict(path=run_dir, condition=condition, unit=0, data=data,
                                  algo=algo, env=env, performance=perf))
-        if not n_files:
+        for e in unreadable:  # a folder this user may not list: said, not "no progress"
+            _warn(f'cannot read {e.filename}: {(e.strerror or str(e)).lower()}; skipped')
+        if not n_files and not unreadable:
             _warn(f'no {PROGRESS_FILE} found under {logdir}')
     return _keep_apart(runs)
 
@@ -559,8 +563,17 @@ def has_display():
     return bool(os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (``run.py plot: error: ...``, exit status 2),
+    without the usage block: ``--help`` shows that."""
+
+    def error(self, message):
+        _error(message)
+        sys.exit(2)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description='Plot learning curves of Spinning-Up-style runs.',
         epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png')
     parser.add_argument('logdir', nargs='+',
@@ -646,9 +659,9 @@ def main(argv=None):
     except PlotError as e:
         _error(e)
         return 2
-    except OSError as e:
+    except OSError as e:  # the user's --save names a place that cannot be written
         _error(f'cannot write {e.filename or args.save}: {e.strerror or e}')
-        return 1
+        return 2
     for path in written:
         print(f'saved {path}')
     return 0

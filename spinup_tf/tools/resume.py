@@ -3,36 +3,38 @@
 The algorithm, its hyperparameters and the env id come from ``DIR/config.json``; the state
 comes from ``DIR/checkpoint/`` (see ``spinup_tf.utils.checkpoint``). Progress rows are appended to
 ``DIR/progress.txt`` after the rows the checkpoint covers.
+
+Before anything is written (the lock file included), :func:`resume_kwargs` proves that the
+folder can be resumed: a readable folder with no symbolic link inside, a ``config.json``
+naming one of this project's algorithms and a registered env that can be made, a replay
+buffer that fits in memory, a run that can train, and a checkpoint that agrees with
+``config.json`` and ``progress.txt`` (``spinup_tf.utils.checkpoint.verify``). Anything else
+is one ``error:`` line, exit status 2, and the folder as it was.
 """
-import json
 import os.path as osp
 
-from spinup_tf.algos import ALGOS, parameters
+from spinup_tf.algos import ALGOS, LOOPS, parameters
 from spinup_tf.tools.algo_call import AlgoThunk, quirk_parameters
-from spinup_tf.utils.checkpoint import has_checkpoint
-from spinup_tf.utils.envs import EnvFn
+from spinup_tf.utils.budget import check_budget, check_replay_memory
+from spinup_tf.utils.checkpoint import verify
+from spinup_tf.utils.envs import EnvFn, make_checked_env
 from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.safe_files import check_no_symlinks, check_readable_dir, read_json
 from spinup_tf.utils.logx import CONFIG_FILE
 
 
-
 def resume_kwargs(run_dir):
-    """``(fn, kwargs)`` that continue the run in ``run_dir``."""
+    """``(fn, kwargs)`` that continue the run in ``run_dir``, after every check."""
     from spinup_tf.utils.tf1 import activation_by_name
+    check_readable_dir(run_dir)
+    check_no_symlinks(run_dir)
     path = osp.join(run_dir, CONFIG_FILE)
-    if not osp.isdir(run_dir):
-        raise UserInputError('no such run folder: %s' % run_dir)
-    try:
-        with open(path) as f:
-            config = json.load(f)
-    except (OSError, ValueError) as e:
-        raise UserInputError('cannot read %s (%s)' % (path, e)) from None
-    if not isinstance(config, dict) or config.get('algo') not in ALGOS or not config.get('env_id'):
+    if not osp.lexists(path):
+        raise UserInputError('no %s in %s: it is not a run folder' % (CONFIG_FILE, run_dir))
+    config = read_json(path)
+    if config.get('algo') not in ALGOS or not config.get('env_id'):
         raise UserInputError('%s does not say which algorithm and env the run used; it '
                              'cannot be resumed' % path)
-    if not has_checkpoint(run_dir):
-        raise UserInputError('no checkpoint in %s (runs save one every save_freq epochs); '
-                             'nothing to resume' % run_dir)
     name = config['algo']
     fn = AlgoThunk(name)  # quirk flags become the run's hooks again
     params = parameters(name)
@@ -54,7 +56,10 @@ def resume_kwargs(run_dir):
                                      % config[key]) from None
             continue
         kwargs[key] = config[key]
-    ac_kwargs = dict(kwargs.get('ac_kwargs') or {})
+    ac_kwargs = kwargs.get('ac_kwargs') or {}
+    if not isinstance(ac_kwargs, dict):
+        raise UserInputError('%s: ac_kwargs must be a dict, got %r' % (path, ac_kwargs))
+    ac_kwargs = dict(ac_kwargs)
     if 'activation' in ac_kwargs:
         try:
             ac_kwargs['activation'] = activation_by_name(ac_kwargs['activation'])
@@ -64,10 +69,34 @@ def resume_kwargs(run_dir):
     kwargs['ac_kwargs'] = ac_kwargs
     env_fn = config.get('env_fn')
     env_kwargs = env_fn.get('env_kwargs', {}) if isinstance(env_fn, dict) else {}
+    if not isinstance(env_kwargs, dict):
+        raise UserInputError('%s: env_fn.env_kwargs must be a dict, got %r' % (path, env_kwargs))
+    env = make_checked_env(config['env_id'], env_kwargs)
+    try:
+        space = env.action_space
+        check_budget(dict(params_defaults(params), **kwargs))
+        if 'replay_size' in kwargs:
+            check_replay_memory(kwargs['replay_size'], _flat_size(env.observation_space),
+                                _flat_size(space))
+    finally:
+        env.close()
+    verify(run_dir, loop=LOOPS[name], action_shape=getattr(space, 'shape', None))
     kwargs['env_fn'] = EnvFn(config['env_id'], **env_kwargs)
     kwargs['logger_kwargs'] = dict(output_dir=run_dir, exp_name=config.get('exp_name'),
                                    resume=True)
     return fn, kwargs
+
+
+def params_defaults(params):
+    """``{name: default}`` of an algorithm's parameters that have one."""
+    import inspect
+    return {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+
+
+def _flat_size(space):
+    import numpy as np
+    shape = getattr(space, 'shape', None) or (1,)
+    return int(np.prod(shape))
 
 
 def resume(run_dir):

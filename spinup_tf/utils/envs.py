@@ -70,6 +70,8 @@ def c_output_silenced(fds=(1, 2)):
 
 def check_env_id(env_id):
     """Raise ``UserInputError`` (with close matches) when ``env_id`` is not registered."""
+    if not isinstance(env_id, str):
+        raise UserInputError('the env id must be a gymnasium id (a string), got %r' % (env_id,))
     if env_id in gym.registry:
         return
     _import_env_plugins()
@@ -97,6 +99,8 @@ def _loadable(env_id):
 def make_env(env_id, **kwargs):
     """``gym.make`` with a clear error for unknown ids and missing extras."""
     check_env_id(env_id)
+    if _is_mujoco_env(env_id):
+        _route_mujoco_warnings()
     try:
         if _is_plugin_env(env_id):  # pybullet's banner on import, "argv[0]=" on reset
             with c_output_silenced():
@@ -108,6 +112,77 @@ def make_env(env_id, **kwargs):
         missing = getattr(e, 'name', None) or str(e)
         raise UserInputError('environment %r needs the Python package %r, which is not '
                              'installed here' % (env_id, missing)) from None
+
+
+def make_checked_env(env_id, env_kwargs=None, probe=True):
+    """``make_env(env_id, **env_kwargs)`` for a run that has not written anything yet: an id
+    that is not a string, and keyword arguments the env refuses, are one ``UserInputError``.
+
+    With ``probe`` the env is also reset and stepped once with a sampled action: some envs
+    take any keyword and fail only then (Pendulum's ``g='abc'`` is a ``TypeError`` inside
+    ``step``), and a run must not find that out after its ``config.json`` is written. The
+    env is returned freshly made, so nothing of the probe shows.
+    """
+    env_kwargs = dict(env_kwargs or {})
+    if not isinstance(env_id, str):
+        raise UserInputError('the env id must be a gymnasium id (a string), got %r' % (env_id,))
+    if not all(isinstance(k, str) for k in env_kwargs):
+        raise UserInputError('env_kwargs must be keyword arguments (string keys), got %r'
+                             % (env_kwargs,))
+    described = ('%s with env_kwargs %r' % (env_id, env_kwargs)) if env_kwargs else env_id
+    env = _made(env_id, env_kwargs, described)
+    if not probe:
+        return env
+    try:
+        env.action_space.seed(0)
+        env.reset(seed=0)
+        env.step(env.action_space.sample())
+    except Exception as e:  # an env's own failure, in its own code: say it in one line
+        raise UserInputError('%s fails when it is reset and stepped (%s: %s); fix --env_kwargs'
+                             % (described, type(e).__name__, _first_line(e))) from None
+    finally:
+        env.close()
+    return _made(env_id, env_kwargs, described)
+
+
+def _made(env_id, env_kwargs, described):
+    try:
+        return make_env(env_id, **env_kwargs)
+    except UserInputError:
+        raise
+    except Exception as e:  # TypeError, ValueError, AssertionError... from the env's __init__
+        raise UserInputError('%s cannot be made (%s: %s)'
+                             % (described, type(e).__name__, _first_line(e))) from None
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else ''
+
+
+def _is_mujoco_env(env_id):
+    entry = getattr(gym.registry.get(env_id), 'entry_point', '')
+    return isinstance(entry, str) and 'mujoco' in entry
+
+
+def _route_mujoco_warnings():
+    """MuJoCo's own warning handler prints to stdout and appends to ``MUJOCO_LOG.TXT`` in the
+    working directory (every HalfCheetah-v5 made with MuJoCo 3.4 warns that gymnasium's
+    model uses the deprecated ``settotalmass``). Route its warnings to one ``warning:`` line
+    on stderr instead, and drop the deprecation notices about gymnasium's model files, which
+    no user of the env can act on: nothing is written outside the run folder."""
+    try:
+        import mujoco
+    except ImportError:
+        return
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(_mujoco_warning)
+
+
+def _mujoco_warning(message):
+    message = ' '.join(str(message).split())
+    if 'is deprecated' not in message:
+        print('warning: MuJoCo: %s' % message, file=sys.stderr)
 
 
 _LIBC = []  # the C library, loaded once (a pybullet env resets every episode)

@@ -25,16 +25,41 @@ def check_positive_ints(**values):
 def check_finite(logger, keys, epoch):
     """Raise ``NonFiniteError`` naming the epoch and quantity if a stored value (of ``keys``)
     or a network parameter is NaN/Inf. Called before the epoch's row, model and checkpoint
-    are written, so the last good ones stay."""
+    are written, so the last good ones stay.
+
+    The env's own returns (``EpRet``, stored by the loops) are checked first: a NaN or
+    infinite reward from the env is reported as such, not as the loss it then poisons. The
+    message says what the run keeps (:func:`kept_after_stop`)."""
+    returns = logger.epoch_dict.get('EpRet', [])
+    if returns and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in returns]))):
+        raise NonFiniteError('epoch %d: the environment returned a NaN or infinite reward (an '
+                             'episode\'s EpRet is not finite); stopping, as training on it '
+                             'would make every loss NaN (%s)' % (epoch, kept_after_stop(logger)))
     for key in keys:
         values = logger.epoch_dict.get(key, [])
         if values and not np.all(np.isfinite(np.concatenate([np.ravel(v) for v in values]))):
-            raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (the last saved '
-                                 'model and checkpoint are from before this epoch)' % (epoch, key))
+            raise NonFiniteError('epoch %d: %s became NaN or infinite; stopping (%s)'
+                                 % (epoch, key, kept_after_stop(logger)))
     if not logger.params_finite():
         raise NonFiniteError('epoch %d: the network parameters became NaN or infinite; stopping '
-                             '(the last saved model and checkpoint are from before this epoch)'
-                             % epoch)
+                             '(%s)' % (epoch, kept_after_stop(logger)))
+
+
+def kept_after_stop(logger):
+    """What a run stopped by the NaN guard keeps, said truly: the epoch of its checkpoint and
+    saved model, or that none was saved yet."""
+    import json
+    import os.path as osp
+    folder = getattr(logger, 'output_dir', None)
+    if not folder:
+        return 'nothing of this epoch was saved'
+    try:
+        with open(osp.join(folder, 'checkpoint', 'state.json')) as f:
+            epoch = json.load(f)['counters']['epoch']
+        return ('nothing of this epoch was saved; the checkpoint and the model are those of '
+                'epoch %d' % epoch)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 'no checkpoint or model had been saved yet, so there is nothing to resume'
 
 
 class DiskFullError(OSError):

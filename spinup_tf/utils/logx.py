@@ -78,13 +78,10 @@ def statistics_scalar(x, with_min_and_max=False):
 
 
 def _write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
-    tmp = path + '.tmp'
-    with open(tmp, 'w') as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written,
+    never through a symbolic link: ``spinup_tf.utils.safe_files.write_atomic``)."""
+    from spinup_tf.utils.safe_files import write_atomic
+    write_atomic(path, text)
 
 
 class Logger:
@@ -280,12 +277,13 @@ class Logger:
     def _open_output(self, headers):
         if self.output_file is not None:
             return
+        from spinup_tf.utils.safe_files import PROGRESS_LIMIT, open_for_append, read_text
         if self._append:
-            with open(self.output_path) as f:
-                old_header = f.readline().rstrip('\n').split('\t')
+            text = read_text(self.output_path, PROGRESS_LIMIT)
+            old_header = text.split('\n', 1)[0].split('\t')
             if old_header != headers:
                 raise ValueError('cannot append to %s: its columns differ' % self.output_path)
-        self.output_file = open(self.output_path, 'a' if self._append else 'w')
+        self.output_file = open_for_append(self.output_path, truncate=not self._append)
 
     def truncate_progress(self, last_epoch):
         """Keep the header and the complete rows with ``Epoch <= last_epoch``; drop the rest.
@@ -294,11 +292,11 @@ class Logger:
         from a killed process) are removed, so the resumed run neither repeats nor skips an
         epoch. The file is rewritten atomically.
         """
-        if not osp.exists(self.output_path):
+        from spinup_tf.utils.safe_files import PROGRESS_LIMIT, read_text
+        if not osp.lexists(self.output_path):
             self._append = False
             return
-        with open(self.output_path) as f:
-            text = f.read()
+        text = read_text(self.output_path, PROGRESS_LIMIT)
         lines = text.split('\n')
         complete = lines[:-1]  # the piece after the last newline is incomplete (or empty)
         if not complete:

@@ -63,10 +63,14 @@ def in_range(value, r):
 
 
 def check_ranges(config):
-    """``UserInputError`` for the first value of ``config`` outside its declared range."""
+    """``UserInputError`` for the first value of ``config`` outside its declared range, then
+    for settings that cannot work together (``spinup_tf.utils.budget.check_budget``: a run
+    that would never train, a replay buffer beyond the machine's memory)."""
+    from spinup_tf.utils.budget import check_budget
     for name, r in RANGES.items():
         if name in config and config[name] is not None and not in_range(config[name], r):
             raise UserInputError('--%s must be %s, got %r' % (name, describe(r), config[name]))
+    check_budget(config)
 
 
 def check_ac_kwargs(actor_critic, ac_kwargs, set_by_run=('x', 'a', 'action_space')):

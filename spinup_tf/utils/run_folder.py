@@ -5,12 +5,20 @@ the file if needed) and keeps it for the life of the process. A second process t
 the same folder gets a ``UserInputError`` naming it, before it writes anything there. The
 lock dies with its process, so a run killed with ``kill -9`` leaves no stale lock: a later
 ``resume`` takes it at once.
+
+The lock file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (or, when it exists, opened
+with ``O_NOFOLLOW`` and checked to be a regular file), so a planted ``.lock`` symlink creates
+nothing outside the folder; and once the lock is held, a folder holding any symbolic link is
+refused (``spinup_tf.utils.safe_files.check_no_symlinks``) before the run writes anything.
 """
+import errno
 import fcntl
 import os
 import os.path as osp
+import stat
 
 from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.safe_files import check_no_symlinks
 
 # What a run folder holds (written by spinup_tf.utils.logx)
 PROGRESS_FILE = 'progress.txt'
@@ -27,18 +35,47 @@ def lock_run_folder(path):
     path = osp.abspath(path)
     if path in _held:
         return
+    if osp.isdir(path):
+        check_no_symlinks(path)  # before the lock file is made: a refusal leaves no trace
     try:
         os.makedirs(path, exist_ok=True)
-        f = open(osp.join(path, LOCK_FILE), 'a')
     except OSError as e:
         raise UserInputError('cannot use run folder %s: %s' % (path, e.strerror or e)) from None
+    f = open_lock_file(path)
     try:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.close()
         raise UserInputError('another process is running in %s (a run or a resume); wait '
                              'for it to end, or use another --exp_name' % path) from None
+    try:
+        check_no_symlinks(path)  # again, now that no other process of ours can add one
+    except UserInputError:
+        f.close()
+        raise
     _held[path] = f
+
+
+def open_lock_file(folder):
+    """``folder/.lock`` opened for ``flock``: created with ``O_EXCL | O_NOFOLLOW``, or the
+    existing regular file opened without following a link. A symbolic link (or anything but
+    a regular file) there is a ``UserInputError``; nothing is created through it."""
+    path = osp.join(folder, LOCK_FILE)
+    nofollow = getattr(os, 'O_NOFOLLOW', 0)
+    try:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | nofollow, 0o644)
+        except FileExistsError:
+            fd = os.open(path, os.O_RDWR | nofollow | getattr(os, 'O_NONBLOCK', 0))
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UserInputError('%s is a symbolic link; a run folder must hold its own files '
+                                 '(remove the link)' % path) from None
+        raise UserInputError('cannot use run folder %s: %s' % (folder, e.strerror or e)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserInputError('%s is not a regular file; remove it' % path)
+    return os.fdopen(fd, 'r+')
 
 
 def release_run_folder(path):
