@@ -160,7 +160,7 @@ def parse(argv):
     """A ``Config`` from ``run.py tune``'s arguments; everything is checked here, before a
     study is opened or a folder written."""
     from spinup_tf.algos import ALGOS, LOOPS
-    from spinup_tf.tools.cli import parse_flags, resolve_defaults
+    from spinup_tf.tools.plan import parse_flags, resolve_defaults
     from spinup_tf.tools.search_spaces import SPACES
     algo, tokens = argv[0], argv[1:]
     if algo not in ALGOS:
@@ -246,7 +246,7 @@ def _check_run_flags(c):
     """Every fixed flag, the env and the algorithm's spaces, checked as ``run.py ALGO`` would
     (nothing is written: the check runs in a temporary folder)."""
     import tempfile
-    from spinup_tf.tools.cli import build_runs
+    from spinup_tf.tools.plan import build_runs
     with tempfile.TemporaryDirectory() as tmp:
         build_runs(c.algo, ['--env', c.env] + c.fixed + ['--data_dir', tmp])
 
@@ -463,7 +463,7 @@ class Tuner:
             yield t
 
     def _experiment(self, number, flags, restart=False):
-        from spinup_tf.tools.cli import build_runs
+        from spinup_tf.tools.plan import build_runs
         from spinup_tf.tools.search_spaces import flag_tokens
         exp_name = '%s_%s_trial%d' % (self.c.algo, self.c.env, number)
         tokens = ['--env', self.c.env] + self.c.fixed + flag_tokens(flags) + \
