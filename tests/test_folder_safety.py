@@ -115,7 +115,7 @@ def test_the_rebuilt_policy_acts_as_the_saved_graph(tmp_path, algo, env_id, kwar
     """The policy rebuilt from config.json and the saved values gives the actions of the
     run's own SavedModel (loaded here because this test made it), for every algorithm
     family, the seeds' networks, the TensorLayer action range and --normalize_obs."""
-    from spinup_tf.algos import get_algo
+    from spinup_tf.tools.algo_call import AlgoThunk  # names and quirk flags, as run.py
     from spinup_tf.tools.test_policy import load_policy
     from spinup_tf.utils.envs import EnvFn
     from spinup_tf.utils.tf1 import tf
@@ -124,8 +124,9 @@ def test_the_rebuilt_policy_acts_as_the_saved_graph(tmp_path, algo, env_id, kwar
     budget.update(dict(start_steps=50, update_after=50, update_every=50, num_test_episodes=1)
                   if off else dict(train_v_iters=2))
     kwargs = dict(dict(ac_kwargs=dict(hidden_sizes=[8])), **kwargs)
-    get_algo(algo)(EnvFn(env_id), logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
-                   **dict(budget, **kwargs))
+    AlgoThunk(algo)(env_fn=EnvFn(env_id),
+                    logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
+                    **dict(budget, **kwargs))
     policy, sess = load_policy(str(tmp_path))
     info = json.loads((tmp_path / 'tf1_save' / 'model_info.json').read_text())
     graph = tf.Graph()

@@ -220,12 +220,14 @@ def test_the_loops_and_algorithms_name_no_seed():
 def test_a_plain_run_imports_neither_the_fast_engine_nor_the_reproductions(tmp_path):
     code = ('import sys, runpy; sys.argv = %r; '
             'from spinup_tf.tools.cli import main; rc = main(sys.argv[1:]); '
+            "print('RC', rc); "
             "print('MODULES', sorted(m for m in sys.modules if m.startswith('spinup_tf.')))"
             % (['run.py', 'td3', '--env', 'Pendulum-v1', '--epochs', '1', '--steps_per_epoch',
-                '50', '--start_steps', '20', '--update_after', '20', '--num_test_episodes', '1',
+                '50', '--start_steps', '20', '--update_after', '20', '--update_every', '10',
+                '--num_test_episodes', '1',
                 '--max_ep_len', '30', '--fused', 'False', '--data_dir', str(tmp_path)],))
     out = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.returncode == 0 and 'RC 0' in out.stdout, out.stderr[-2000:]
     modules = json.loads(out.stdout.split('MODULES ')[1].strip().replace("'", '"'))
     assert 'spinup_tf.loops.off_policy' in modules
     assert not [m for m in modules if m.startswith(('spinup_tf.fast', 'spinup_tf.reproductions'))]

@@ -134,11 +134,11 @@ def docstring(module, name):
 ALGORITHM_SOURCES = {
     'ddpg': ('spinup_tf.algos.ddpg', 'ddpg', 'spinup_tf.loops.off_policy'),
     'td3': ('spinup_tf.algos.td3', 'td3', 'spinup_tf.loops.off_policy'),
-    'sac': ('spinup_tf.algos.sac', 'sac', 'spinup_tf.loops.off_policy'),
     'trpo': ('spinup_tf.algos.trpo', 'trpo', 'spinup_tf.loops.on_policy'),
     'npg': ('spinup_tf.algos.trpo', 'npg', 'spinup_tf.loops.on_policy'),
     'vpg': ('spinup_tf.algos.vpg', 'vpg', 'spinup_tf.loops.on_policy'),
     'ppo': ('spinup_tf.algos.ppo', 'ppo', 'spinup_tf.loops.on_policy'),
+    'sac': ('spinup_tf.algos.sac', 'sac', 'spinup_tf.loops.off_policy'),
 }
 """Where each algorithm of ``run.py`` is written: ``name: (module, function, loop module)``.
 Names only: nothing is imported (``spinup_tf.algos`` is the registry that imports them)."""
