@@ -331,6 +331,9 @@ class OnPolicyLoop(EpochLoop):
         super().__init__(run, agent, buf)
         self.options, self.buf = run.options, buf
         self.o = None  # the open trajectory's last observation
+        space = run.env.action_space  # --clip_actions: a Box action clipped to finite bounds
+        self.clip = bool(run.options.clip_actions and isinstance(space, Box)
+                         and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)))
 
     def log_columns(self):
         self.logger.log_tabular('VVals', with_min_and_max=True)
@@ -418,9 +421,3 @@ class OnPolicyLoop(EpochLoop):
             ep_ret, ep_len = 0.0, 0
             hooks.path_start()
         return o, ep_ret, ep_len
-
-    @property
-    def clip(self):
-        space = self.env.action_space
-        return (self.options.clip_actions and isinstance(space, Box)
-                and bool(np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))))
