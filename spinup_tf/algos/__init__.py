@@ -5,13 +5,14 @@ space check the command line runs before anything is written.
 """
 import importlib
 
-from spinup_tf.utils.flags import (ALGORITHM_SOURCES, OFF_POLICY_ACTIONS, algorithm_parameters,
-                                   docstring, option_comments)
-from spinup_tf.utils.envs import flat_obs_dim, check_action_space, check_discrete_or_box
+from spinup_tf.utils.flags import (ALGORITHM_SOURCES, OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS,
+                                   algorithm_parameters, docstring, option_comments)
+from spinup_tf.utils.envs import (flat_obs_dim, observation_shape, check_action_space,
+                                  check_discrete_or_box)
 
 
 def _off_policy_spaces(env, algo):
-    flat_obs_dim(env.observation_space, algo)
+    observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
     check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
 
 

@@ -14,11 +14,42 @@ the mean KL between the old policy and the current one (``d_kl``), as TRPO needs
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 
-from spinup_tf.utils.tf1 import tf, EPS, LOG_STD_MIN, LOG_STD_MAX, mlp, dense, placeholder
+from spinup_tf.utils.tf1 import tf, EPS, LOG_STD_MIN, LOG_STD_MAX, mlp, dense, placeholder, conv2d
 from spinup_tf.utils.tf1 import random_normal, random_categorical
 # Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
 from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
                                  target_init_op, polyak_update_op)
+
+
+# --------------------------------------------------------------------------------------------
+# Image observations: the Nature-DQN encoder
+# --------------------------------------------------------------------------------------------
+def nature_cnn(x):
+    """The convolutional layers of the Nature DQN (Mnih et al. 2015): 32 8x8 filters of
+    stride 4, 64 4x4 of stride 2, 64 3x3 of stride 1, each with ReLU, flattened.
+
+    Args:
+        x: ``(batch, H, W, C)`` or ``(batch, C, H, W)`` images, 0-255 (uint8 or float):
+            scaled to [0, 1]; the channels are taken to be the axis of size at most 4 (a
+            stack of 4 frames or RGB), last when both ends qualify.
+    Returns:
+        ``(batch, features)``: 3136 features for 84x84 frames.
+    """
+    shape = x.shape.as_list()
+    if shape[-1] > 4 and shape[1] <= 4:  # channels first (gymnasium's frame stack)
+        x = tf.transpose(x, [0, 2, 3, 1])
+    h = tf.cast(x, tf.float32) / 255.0
+    h = conv2d(h, 32, 8, 4, name='conv')
+    h = conv2d(h, 64, 4, 2, name='conv_1')
+    h = conv2d(h, 64, 3, 1, name='conv_2')
+    return tf.reshape(h, [-1, int(np.prod(h.shape.as_list()[1:]))])
+
+
+def features(x):
+    """What a network's MLP reads: the observations ``(batch, obs_dim)`` themselves, or the
+    :func:`nature_cnn` features of images ``(batch, H, W, C)``. Each network calls it in its
+    own scope, so every network (policy, each Q) has its own encoder."""
+    return x if len(x.shape) == 2 else nature_cnn(x)
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,8 +77,8 @@ def scale_to_bounds(squashed, action_space):
 
 def q_value(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu):
     """``(batch,)`` Q estimate from an MLP on ``concat([x, a])``."""
-    return tf.squeeze(mlp(tf.concat([x, a], axis=-1), list(hidden_sizes) + [1], activation,
-                          None), axis=1)
+    return tf.squeeze(mlp(tf.concat([features(x), a], axis=-1), list(hidden_sizes) + [1],
+                          activation, None), axis=1)
 
 
 def _policy(x, act_dim, hidden_sizes, activation, output_activation, action_space):
@@ -292,7 +323,7 @@ def mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation, output_ac
     :math:`\\log\\pi(a) = \\log\\mathcal{N}(u) - \\sum_i \\log(1 - \\tanh^2 u_i)`, computed in the
     numerically stable form :math:`\\log(1-\\tanh^2 u) = 2(\\log 2 - u - \\text{softplus}(-2u))`.
     """
-    net = mlp(x, list(hidden_sizes), activation, activation)
+    net = mlp(features(x), list(hidden_sizes), activation, activation)
     mu = dense(net, act_dim, output_activation, name='mu')
     log_std = dense(net, act_dim, None, name='log_std')
     log_std = tf.clip_by_value(log_std, LOG_STD_MIN, LOG_STD_MAX)
@@ -362,14 +393,14 @@ def mlp_discrete_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.n
     """
     n_acts = action_space.n
     with tf.variable_scope('pi'):
-        logits = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+        logits = mlp(features(x), list(hidden_sizes) + [n_acts], activation, None)
     logp_all = tf.nn.log_softmax(logits)
     mu = tf.argmax(logits, axis=1)
     pi = random_categorical(logits)
     with tf.variable_scope('q1'):
-        q1_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+        q1_all = mlp(features(x), list(hidden_sizes) + [n_acts], activation, None)
     with tf.variable_scope('q2'):
-        q2_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+        q2_all = mlp(features(x), list(hidden_sizes) + [n_acts], activation, None)
     return mu, pi, logp_all, q1_all, q2_all
 
 
@@ -394,10 +425,11 @@ def mlp_q_network(x, a, hidden_sizes=(64, 64), activation=tf.nn.relu, output_act
     """
     n_acts = action_space.n
     with tf.variable_scope('q'):
+        h = features(x)  # images: the Nature-DQN encoder first
         if not dueling:
-            q_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+            q_all = mlp(h, list(hidden_sizes) + [n_acts], activation, None)
         else:
-            trunk = mlp(x, list(hidden_sizes), activation, activation)
+            trunk = mlp(h, list(hidden_sizes), activation, activation)
             value = dense(trunk, 1, None, name='value')
             advantage = dense(trunk, n_acts, None, name='advantage')
             q_all = value + advantage - tf.reduce_mean(advantage, axis=1, keepdims=True)

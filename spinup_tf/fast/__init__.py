@@ -49,6 +49,9 @@ class FastEngine:
         self.mirror, self.checks = policy_mirror(batch['obs1'], act, explore, 'main/pi',
                                                  run.policy_space)
         self.replay_buffer = self.window = self.reason = None
+        if run.images:
+            self.reason = 'the graph replay buffer holds flat observations, not images'
+            return
         buffer = GraphReplayBuffer(run.obs_dim, run.act_dim, run.p.replay_size,
                                    run.hooks.sample_with_replacement)
         weights = self.mirror.variables if self.mirror is not None else []

@@ -28,8 +28,8 @@ from types import SimpleNamespace
 import numpy as np
 from gymnasium.spaces import Discrete
 
-from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_action_space
-from spinup_tf.utils.flags import OFF_POLICY_ACTIONS
+from spinup_tf.utils.envs import observation_shape, box_action_bounds, check_action_space
+from spinup_tf.utils.flags import OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
@@ -86,7 +86,8 @@ class Run:
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
         p = self.p
-        self.setup = Setup(algo, env_fn, config, lambda env: _check(env, algo, p), n_envs=2,
+        self.setup = Setup(algo, env_fn, config, lambda env: _check(env, algo, p, self.options),
+                           n_envs=2,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env, self.test_env = self.setup.envs
@@ -95,7 +96,10 @@ class Run:
                                  'fresh one with render_mode="rgb_array"); this env_fn\'s env '
                                  'has no spec')
         self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})
-        self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
+        # (H, W, C) or (C, H, W) for image observations, stored as the env gives them (uint8)
+        self.obs_dim = observation_shape(self.env.observation_space, algo,
+                                         images=algo in IMAGE_ALGORITHMS)
+        self.images = isinstance(self.obs_dim, tuple)
         self.discrete = isinstance(self.env.action_space, Discrete)
         if self.discrete:  # actions are stored and fed one-hot: act_dim is their number
             self.act_dim = int(self.env.action_space.n)
@@ -143,8 +147,9 @@ class Run:
                 engine = FastEngine(self, update, batch, act, explore, plain.diagnostics,
                                     hooks.transform_batch)
             if engine is None or engine.replay_buffer is None:
-                replay_buffer = ReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
-                                             hooks.sample_with_replacement)
+                replay_buffer = ReplayBuffer(
+                    self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
+                    obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
             else:
                 replay_buffer = engine.replay_buffer
         sess = self.setup.start_session(*saved, init_ops=init_ops)
@@ -197,8 +202,11 @@ class Run:
             print('Video %s \t EpRet %.3f \t EpLen %d' % (path, ep_ret, ep_len))
 
 
-def _check(env, algo, p):
-    flat_obs_dim(env.observation_space, algo)
+def _check(env, algo, p, options):
+    obs = observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
+    if isinstance(obs, tuple) and options.normalize_obs:
+        raise UserInputError('--normalize_obs is for flat observations; images are scaled to '
+                             '[0, 1] by the network')
     check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
     check_positive_ints(steps_per_epoch=p.steps_per_epoch, epochs=p.epochs,
                         batch_size=p.batch_size, replay_size=p.replay_size)
@@ -215,7 +223,7 @@ def _graph_policy(sess, x_ph, tensor):
     fn = sess.make_callable(tensor, feed_list=[x_ph])
 
     def policy(o):
-        return fn(o.reshape(1, -1))[0]
+        return fn(o[None])[0]
     return policy
 
 
@@ -232,11 +240,12 @@ class OffPolicyLoop(EpochLoop):
     def __init__(self, run, agent, replay_buffer):
         super().__init__(run, agent, replay_buffer)
         self.options, self.replay_buffer = run.options, replay_buffer
-        self.gradient_steps = run.gradient_steps
-        self.epsilon, self.target_update = agent.epsilon, agent.target_update
+        self.gradient_steps = getattr(run, 'gradient_steps', run.p.update_every)
+        self.epsilon = getattr(agent, 'epsilon', None)
+        self.target_update = getattr(agent, 'target_update', None)
         # What the buffer stores of an action: a Discrete one as its one-hot row
         self.stored_action = (np.eye(run.act_dim, dtype=np.float32).__getitem__
-                              if run.discrete else (lambda a: a))
+                              if getattr(run, 'discrete', False) else (lambda a: a))
         self.state['test_seeded'] = False
         self.reset_exploration = getattr(agent.explore, 'reset', lambda: None)
         self.restarted = None  # a training episode a hook started anew, its first obs

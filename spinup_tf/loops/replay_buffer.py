@@ -25,17 +25,20 @@ class ReplayBuffer(RingLayout):
     bootstraps through it (its ``o2`` is kept in the episode's stub slot).
 
     Args:
-        obs_dim (int): observation size.
-        act_dim (int): action size.
+        obs_dim (int or tuple): observation size, or an image's shape ``(H, W, C)``.
+        act_dim (int): action size (a Discrete action is stored one-hot).
         size (int): number of slots (at least 4); the oldest transitions are overwritten
             once it is full. Each episode also takes one slot for its last observation.
         with_replacement (bool): how a batch is drawn (``RingLayout.sample_indices``).
+        obs_dtype: how observations are stored (uint8 for images: a quarter of float32's
+            bytes; the network scales them).
     """
 
-    def __init__(self, obs_dim, act_dim, size, with_replacement=True):
+    def __init__(self, obs_dim, act_dim, size, with_replacement=True, obs_dtype=np.float32):
         super().__init__(size, with_replacement)
         n = self.max_size
-        self.obs_buf = np.zeros([n, obs_dim], dtype=np.float32)
+        obs_shape = obs_dim if isinstance(obs_dim, tuple) else (obs_dim,)
+        self.obs_buf = np.zeros((n,) + obs_shape, dtype=obs_dtype)
         self.acts_buf = np.zeros([n, act_dim], dtype=np.float32)
         self.rews_buf = np.zeros(n, dtype=np.float32)
         self.done_buf = np.zeros(n, dtype=np.float32)
@@ -51,7 +54,8 @@ class ReplayBuffer(RingLayout):
         self.done_buf[slot] = done
 
     def sample_batch(self, batch_size=32, idxs=None):
-        """A dict of arrays: obs1, obs2 ``(batch, obs_dim)``, acts ``(batch, act_dim)``,
+        """A dict of arrays: obs1, obs2 ``(batch, obs_dim)`` (or ``(batch, H, W, C)``),
+        acts ``(batch, act_dim)``,
         rews and done ``(batch,)``."""
         if idxs is None:
             idxs = self.sample_indices(batch_size)

@@ -16,6 +16,7 @@ from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
 from spinup_tf.loops.normalize import normalize_envs
+from spinup_tf.utils.atari import is_atari_env, training_wrappers
 from spinup_tf.loops.hooks import Hooks
 from spinup_tf.utils.errors import DiskFullError, disk_full_path
 
@@ -105,6 +106,8 @@ class Setup:
                 self.close_envs()
                 raise
         self.logger = EpochLogger(**logger_kwargs)
+        if is_atari_env(self.envs[0]):  # the learner's game: lives, FIRE, clipped rewards
+            self.envs[0] = training_wrappers(self.envs[0])
         self.envs = normalize_envs(self.envs, config, self.logger)  # --normalize_obs/_rew
         # config.json is written once the graph is built (start_session): a run that fails
         # before that (a broken actor_critic, say) leaves no sign of a run in its folder, so

@@ -101,7 +101,7 @@ class Policy:
         self._act_fn, self._normalize = act_fn, normalize
 
     def raw(self, o):
-        return self._act_fn(np.asarray(o, dtype=np.float32).reshape(1, -1))[0]
+        return self._act_fn(np.asarray(o, dtype=np.float32)[None])[0]
 
     def __call__(self, o):
         return self.raw(self._normalize(o))
@@ -152,9 +152,11 @@ class PolicySpec:
         self.ac_kwargs = self._ac_kwargs(config.get('ac_kwargs'))
         env_id, env_kwargs = load_env_spec(run_dir, config)
         self.obs_space, self.act_space = env_spaces(env_id, env_kwargs)
-        from spinup_tf.utils.envs import check_action_space, check_discrete_or_box, flat_obs_dim
-        from spinup_tf.utils.flags import OFF_POLICY_ACTIONS
-        self.obs_dim = flat_obs_dim(self.obs_space, algo)
+        from spinup_tf.utils.envs import (check_action_space, check_discrete_or_box,
+                                          observation_shape)
+        from spinup_tf.utils.flags import OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS
+        self.obs_dim = observation_shape(self.obs_space, algo,
+                                         images=algo in IMAGE_ALGORITHMS)
         if self.loop == 'off_policy':
             check_action_space(self.act_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
         else:
@@ -237,11 +239,11 @@ class PolicySpec:
         """A session on the rebuilt graph with every variable read from ``reader`` (a
         :class:`_VariableReader`), and the callable deterministic action."""
         from spinup_tf.utils.tf1 import tf, make_session, placeholder_from_space, \
-            RANDOM_COUNTERS
+            placeholder, RANDOM_COUNTERS
         graph = tf.Graph()
         with graph.as_default():
             try:
-                action, x_ph = self._graph(tf, placeholder_from_space)
+                action, x_ph = self._graph(tf, placeholder_from_space, placeholder)
             except UserInputError:
                 raise
             except Exception as e:  # the project's own code, fed config.json's settings
@@ -271,11 +273,11 @@ class PolicySpec:
                 return np.clip(raw(x), low, high)
         return sess, act
 
-    def _graph(self, tf, placeholder_from_space):
+    def _graph(self, tf, placeholder_from_space, placeholder):
         """The policy's graph as the algorithm builds it: ``(action, x_ph)``."""
         from gymnasium.spaces import Discrete
         if self.loop == 'off_policy':
-            x_ph = tf.placeholder(tf.float32, (None, self.obs_dim))
+            x_ph = placeholder(self.obs_dim)  # (batch, obs_dim) or images (batch, H, W, C)
             discrete = isinstance(self.act_space, Discrete)  # actions fed one-hot
             a_ph = tf.placeholder(tf.float32, (None, self.act_space.n if discrete
                                                else self.act_space.shape[0]))

@@ -35,8 +35,9 @@ class EnvFn:
 
 
 # Packages that register more envs with gymnasium when imported: pybullet's
-# (AntBulletEnv-v0, the udemy seed's env), imported only when an id is not found otherwise.
-ENV_PLUGINS = ('pybullet_envs_gymnasium',)
+# (AntBulletEnv-v0, the udemy seed's env) and ale-py's (the Atari games), imported only when
+# an id is not found otherwise.
+ENV_PLUGINS = ('pybullet_envs_gymnasium', 'ale_py')
 
 
 def _import_env_plugins():
@@ -99,6 +100,10 @@ def _loadable(env_id):
 def make_env(env_id, **kwargs):
     """``gym.make`` with a clear error for unknown ids and missing extras."""
     check_env_id(env_id)
+    from spinup_tf.utils.atari import is_atari_id, make_atari
+    if is_atari_id(env_id):  # the preprocessed game (spinup_tf.utils.atari)
+        with c_output_silenced():  # ALE's banner, "[Powered by Stella]"
+            return make_atari(env_id, **kwargs)
     if _is_mujoco_env(env_id):
         _route_mujoco_warnings()
     try:
@@ -217,6 +222,25 @@ def env_id_of(env):
     """The gymnasium id of ``env`` (None for an env built without the registry)."""
     spec = getattr(env, 'spec', None)
     return spec.id if spec is not None else None
+
+
+def is_image_space(space):
+    """Whether ``space`` holds images: a uint8 ``Box`` of shape ``(H, W, C)`` or ``(C, H,
+    W)``."""
+    return isinstance(space, Box) and len(space.shape) == 3 and space.dtype == np.uint8
+
+
+def observation_shape(space, algo, images=True):
+    """The size of a flat ``Box`` observation (an int), or, with ``images``, the shape of
+    an image one (a tuple, see :func:`is_image_space`); anything else is a
+    ``UserInputError``."""
+    if images and is_image_space(space):
+        return tuple(int(n) for n in space.shape)
+    if not isinstance(space, Box) or len(space.shape) != 1:
+        raise UserInputError('%s needs a flat Box observation space (shape (n,))%s, got %s'
+                             % (algo, ' or uint8 images (H, W, C) or (C, H, W)' if images
+                                else '', space))
+    return int(space.shape[0])
 
 
 def flat_obs_dim(space, algo):

@@ -149,6 +149,10 @@ OFF_POLICY_ACTIONS = {'ddpg': ('box',), 'td3': ('box',), 'sac': ('box', 'discret
 """The action spaces each off-policy algorithm handles (``'box'``: bounded flat ``Box``;
 ``'discrete'``: ``Discrete``). The on-policy ones handle both (``envs.check_discrete_or_box``)."""
 
+IMAGE_ALGORITHMS = ('dqn', 'sac')
+"""The algorithms whose networks read image observations (``core.features``: the Nature-DQN
+encoder first); the others need flat observations."""
+
 
 def algorithm_parameters(name):
     """The flags of algorithm ``name`` (``inspect.Parameter``, in order): its signature's

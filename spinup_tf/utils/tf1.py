@@ -35,7 +35,10 @@ LOG_STD_MIN = -20
 # Placeholders
 # --------------------------------------------------------------------------------------------
 def placeholder(dim=None, dtype=tf.float32, name=None):
-    """A batch placeholder: shape ``(batch,)`` for ``dim=None``, else ``(batch, dim)``."""
+    """A batch placeholder: shape ``(batch,)`` for ``dim=None``, ``(batch, dim)`` for an int,
+    ``(batch, *dim)`` for a tuple (an image's ``(H, W, C)``)."""
+    if isinstance(dim, tuple):
+        return tf.placeholder(dtype=dtype, shape=(None,) + dim, name=name)
     return tf.placeholder(dtype=dtype, shape=(None, dim) if dim else (None,), name=name)
 
 
@@ -114,6 +117,26 @@ def dense(x, units, activation=None, name='dense', kernel_initializer=None,
     # Recorded so that ``spinup_tf.fast.mirrors`` can mirror a chain of layers in numpy.
     tf.add_to_collection(DENSE_LAYERS, DenseLayer(x, out, kernel, bias, activation))
     return out
+
+
+def conv2d(x, filters, kernel_size, stride, activation=tf.nn.relu, name='conv'):
+    """2-D convolution ``activation(conv(x, kernel) + bias)``, ``'VALID'`` padding, on
+    ``tf.get_variable`` (``name/kernel`` ``(k, k, in_channels, filters)`` and ``name/bias``).
+
+    Args:
+        x: ``(batch, H, W, in_channels)`` float input.
+    Returns:
+        ``(batch, (H - k) // stride + 1, (W - k) // stride + 1, filters)`` tensor.
+    """
+    in_channels = x.shape.as_list()[-1]
+    with tf.variable_scope(name):
+        kernel = tf.get_variable('kernel', shape=(kernel_size, kernel_size, in_channels, filters),
+                                 dtype=tf.float32, initializer=tf.glorot_uniform_initializer())
+        bias = tf.get_variable('bias', shape=(filters,), dtype=tf.float32,
+                               initializer=tf.zeros_initializer())
+    y = tf.nn.bias_add(tf.nn.conv2d(x, kernel, strides=[1, stride, stride, 1],
+                                    padding='VALID'), bias)
+    return activation(y) if activation is not None else y
 
 
 def mlp(x, hidden_sizes=(32,), activation=tf.tanh, output_activation=None,
