@@ -4,7 +4,7 @@ Debian's headless Chromium (``tests/docs_site.py`` drives it over the DevTools p
 For the home page, an algorithm page (TD3) and a reproduction page (seed 003): the
 navigation is there, every equation was rendered by KaTeX and no raw TeX is left, every
 image loaded, nothing was requested from another host (the site works offline), and the
-console shows no error. The home and TD3 pages are photographed: into the test's folder, and
+console shows no error. The search box finds the TD3 page. The home and TD3 pages are photographed: into the test's folder, and
 into ``$SPINUP_DOCS_SCREENSHOTS`` when set (``SPINUP_DOCS_SCREENSHOTS=docs/images`` updates
 the README's screenshots).
 
@@ -13,6 +13,7 @@ test is skipped with that reason when no Chromium is installed.
 """
 import os
 import struct
+import time
 
 import pytest
 
@@ -44,6 +45,16 @@ INSPECT = """(() => {
     tables: document.querySelectorAll('article table').length,
     text: text,
   };
+})()"""
+
+# Type a query into the theme's search box.
+SEARCH = """(() => {
+  const box = document.querySelector('.md-search__input');
+  box.focus();
+  box.value = '%s';
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  box.dispatchEvent(new KeyboardEvent('keyup', {bubbles: true}));
+  return true;
 })()"""
 
 PAGES = [
@@ -121,3 +132,15 @@ def test_pages_render_offline_with_equations_figures_and_no_console_error(site, 
                 for folder in filter(None, [str(tmp_path), shots]):
                     browser.screenshot(os.path.join(folder, name))
                 assert png_size(tmp_path / name) == (1280, 800)
+
+        # Search works offline: the theme's own index, searched in a web worker.
+        browser.load(server.url, ready=READY)
+        browser.evaluate(SEARCH % 'polyak')
+        deadline = time.time() + 30
+        while not browser.evaluate("document.querySelectorAll('.md-search-result__item a')"
+                                   ".length") and time.time() < deadline:
+            time.sleep(0.2)
+        hits = browser.evaluate("Array.from(document.querySelectorAll("
+                                "'.md-search-result__item a')).map(a => a.href)")
+        assert any('/algorithms/td3/' in h for h in hits), hits
+        assert browser.errors() == []

@@ -9,7 +9,8 @@ it does, each docstring's text is rewritten here (the source files are not touch
   column is empty, or a ``| `` line block, continues the cell above;
 * ``:math:`x``` becomes ``\\(x\\)`` and a ``.. math::`` block ``$$ ... $$`` (rendered by
   KaTeX, as the rest of the site); a ``|`` inside math in a table becomes ``\\vert``;
-* ``:func:`name``` (and ``:class:``, ``:meth:``) becomes ``name`` in code.
+* ``:func:`name``` (and ``:class:``, ``:meth:``) becomes ``name`` in code;
+* a paragraph ending in ``::`` (before an indented literal block) ends in ``:``.
 
 Loaded by ``mkdocs.yml`` (``extensions: - docs/hooks/rst_docstrings.py``).
 """
@@ -119,6 +120,10 @@ def rst_to_markdown(text):
             body = [b for b in body if b]
             out.extend(['', indent + '$$'] + [indent + b for b in body] + [indent + '$$', ''])
             continue
+        if line.rstrip().endswith('::') and line.strip() != '::':
+            line = line.rstrip()[:-1]  # reST's "writes::" before a literal block: "writes:"
+        elif line.strip() == '::':
+            line = ''
         out.append(line)
         i += 1
     text = '\n'.join(out)
