@@ -4,14 +4,14 @@
     td3(lambda: gymnasium.make('Pendulum-v1'), epochs=2,
         logger_kwargs=dict(output_dir='data/td3_pendulum'))
 
-``td3``, ``ddpg``, ``sac``, ``vpg``, ``ppo``, ``trpo`` and ``npg`` are attributes made on first
+``td3``, ``ddpg``, ``sac``, ``dqn``, ``vpg``, ``ppo``, ``trpo`` and ``npg`` are attributes made on first
 use (a module ``__getattr__``): each is an ``Algorithm`` that imports its module, and with it
 TensorFlow, only when it is called. Importing ``spinup_tf`` imports nothing else, so the
 command line's ``--help`` stays fast.
 """
 
 # The registry's names (spinup_tf.algos.ALGOS; a test keeps the two lists equal).
-ALGORITHMS = ('ddpg', 'td3', 'trpo', 'npg', 'vpg', 'ppo', 'sac')
+ALGORITHMS = ('ddpg', 'td3', 'trpo', 'npg', 'vpg', 'ppo', 'sac', 'dqn')
 
 
 # One of the algorithms, imported when called: ``Algorithm('td3')(env_fn, ...)`` is

@@ -15,12 +15,13 @@ from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
 from spinup_tf.algos.sac import sac
+from spinup_tf.algos.dqn import dqn
 from spinup_tf.loops import off_policy
 from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.reproductions.hooks import QUIRK_FLAGS, make_hooks
 from spinup_tf.reproductions.networks import resolve_actor_critic
 
-ALGOS = {'td3': td3, 'ddpg': ddpg, 'sac': sac}
+ALGOS = {'td3': td3, 'ddpg': ddpg, 'sac': sac, 'dqn': dqn}
 OBS_DIM = 3  # Pendulum's
 
 
@@ -56,9 +57,9 @@ def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=N
     got = {}
 
     def fake_train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
-                   init_ops=()):
+                   init_ops=(), epsilon=None, target_update=None):
         got.update(run=self, batch=batch, update=update, init_ops=init_ops, act=act,
-                   explore=explore)
+                   explore=explore, saved=saved, epsilon=epsilon, target_update=target_update)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws

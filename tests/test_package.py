@@ -28,14 +28,14 @@ def test_algorithms_import_lazily_and_match_the_registry(tmp_path):
                 'print(pickle.loads(pickle.dumps(ppo)) is not None, repr(npg))\n'
                 'from spinup_tf.algos import ALGOS\n'
                 'print(tuple(ALGOS) == spinup_tf.ALGORITHMS)\n'
-                'try:\n    spinup_tf.dqn\nexcept AttributeError as e:\n    print(e)\n',
+                'try:\n    spinup_tf.a2c\nexcept AttributeError as e:\n    print(e)\n',
                 str(tmp_path))
     lines = out.splitlines()
     assert lines[0] == 'tf False False'  # neither TensorFlow nor the registry yet
     assert lines[1].startswith('Twin Delayed Deep Deterministic Policy Gradient')
     assert lines[2] == 'True spinup_tf.npg'
     assert lines[3] == 'True'
-    assert "has no attribute 'dqn'" in lines[4]
+    assert "has no attribute 'a2c'" in lines[4]
 
 
 def test_python_m_spinup_tf_is_the_command_line(tmp_path):

@@ -71,11 +71,15 @@ def test_every_preset_repeats_and_loads(tmp_path, algo, preset):
     ('td3', 'Pendulum-v1', ['--policy_delay', '3'], ['AverageQ1Vals', 'LossPi']),
     ('ddpg', 'Pendulum-v1', ['--tensorboard', 'True'], ['AverageQVals', 'LossPi', 'LossQ']),
     ('sac', 'Pendulum-v1', ['--alpha', 'auto'], ['Alpha', 'AverageLogPi', 'LossQ1', 'LossQ2']),
+    ('sac', 'CartPole-v1', ['--alpha', 'auto'], ['Alpha', 'AverageLogPi', 'LossQ1', 'LossQ2']),
+    ('dqn', 'CartPole-v1', ['--double', 'True', '--dueling', 'True', '--target_update_interval',
+                            '50'], ['AverageQVals', 'LossQ', 'Epsilon']),
     ('ppo', 'Pendulum-v1', ['--train_pi_iters', '5'], ['ClipFrac', 'StopIter', 'Entropy']),
     ('vpg', 'CartPole-v1', [], ['AverageVVals', 'Entropy', 'KL']),
     ('trpo', 'CartPole-v1', [], ['AverageVVals', 'KL', 'BacktrackIters', 'DeltaLossV']),
     ('npg', 'Pendulum-v1', [], ['AverageVVals', 'KL', 'DeltaLossPi'])])
 def test_every_algorithm_repeats_on_both_engines(tmp_path, algo, env, extra, keys):
+    # (SAC twice: continuous on Pendulum, discrete on CartPole)
     """Each algorithm, on both engines (Spinning Up's plain loop and the fused one): the
     same seed repeats; the progress file has the algorithm's columns; TensorBoard gets its
     event file; each engine's saved model reloads and acts (in-process; the test_policy

@@ -130,6 +130,9 @@ EXACT = {
     'sac': ['--env', 'Pendulum-v1', '--start_steps', '100', '--update_after', '100',
             '--num_test_episodes', '2', '--max_ep_len', '70'],
     'ppo': ['--env', 'CartPole-v1', '--train_pi_iters', '5', '--train_v_iters', '5'],
+    'dqn': ['--env', 'CartPole-v1', '--start_steps', '100', '--update_after', '100',
+            '--num_test_episodes', '2', '--max_ep_len', '70', '--target_update_interval', '40',
+            '--exploration_fraction', '0.5'],
 }
 
 

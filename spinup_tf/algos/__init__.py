@@ -5,14 +5,14 @@ space check the command line runs before anything is written.
 """
 import importlib
 
-from spinup_tf.utils.flags import (ALGORITHM_SOURCES, algorithm_parameters, docstring,
-                                   option_comments)
-from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_discrete_or_box
+from spinup_tf.utils.flags import (ALGORITHM_SOURCES, OFF_POLICY_ACTIONS, algorithm_parameters,
+                                   docstring, option_comments)
+from spinup_tf.utils.envs import flat_obs_dim, check_action_space, check_discrete_or_box
 
 
-def _deterministic_policy_spaces(env, algo):
+def _off_policy_spaces(env, algo):
     flat_obs_dim(env.observation_space, algo)
-    box_action_bounds(env.action_space, algo)
+    check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
 
 
 def _stochastic_policy_spaces(env, algo):
@@ -22,7 +22,7 @@ def _stochastic_policy_spaces(env, algo):
 
 ALGOS = {name: (module, fn) for name, (module, fn, _) in ALGORITHM_SOURCES.items()}
 LOOPS = {name: loop.rsplit('.', 1)[-1] for name, (_, _, loop) in ALGORITHM_SOURCES.items()}
-SPACE_CHECKS = {'off_policy': _deterministic_policy_spaces,
+SPACE_CHECKS = {'off_policy': _off_policy_spaces,
                 'on_policy': _stochastic_policy_spaces}
 
 

@@ -18,7 +18,7 @@ from spinup_tf.utils.tf1 import tf, EPS, LOG_STD_MIN, LOG_STD_MAX, mlp, dense, p
 from spinup_tf.utils.tf1 import random_normal, random_categorical
 # Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
 from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
-                                 target_init_op)
+                                 target_init_op, polyak_update_op)
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,7 +304,8 @@ def mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation, output_ac
 
 def mlp_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
                          output_activation=None, action_space=None):
-    """SAC's squashed Gaussian policy (scope ``pi``) and twin Q functions (``q1``, ``q2``).
+    """SAC's squashed Gaussian policy (scope ``pi``) and twin Q functions (``q1``, ``q2``);
+    for a ``Discrete`` action space, :func:`mlp_discrete_sac_actor_critic`.
 
     ===========  ================  ======================================
     Symbol       Shape             Description
@@ -320,6 +321,9 @@ def mlp_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
     ``logp_pi`` is the density of the ``tanh`` output in ``(-1, 1)``, as in Spinning Up; the
     affine map onto ``[low, high]`` only adds a constant.
     """
+    if isinstance(action_space, Discrete):
+        return mlp_discrete_sac_actor_critic(x, a, hidden_sizes, activation, output_activation,
+                                             action_space)
     act_dim = a.shape.as_list()[-1]
     with tf.variable_scope('pi'):
         mu, pi, logp_pi = mlp_squashed_gaussian_policy(x, act_dim, hidden_sizes, activation,
@@ -330,3 +334,73 @@ def mlp_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
     with tf.variable_scope('q2'):
         q2 = q_value(x, a, hidden_sizes, activation)
     return mu, pi, logp_pi, q1, q2
+
+
+# --------------------------------------------------------------------------------------------
+# Discrete actions: discrete SAC and DQN. An action is fed as its one-hot row ``a``
+# ``(batch, n_acts)`` (the replay buffer stores it so), so Q(x, a) = sum(q_all * a, axis=1).
+# --------------------------------------------------------------------------------------------
+def mlp_discrete_sac_actor_critic(x, a, hidden_sizes=(256, 256), activation=tf.nn.relu,
+                                  output_activation=None, action_space=None):
+    """Discrete SAC's categorical policy (scope ``pi``) and twin Q functions (``q1``,
+    ``q2``), each Q network giving the values of all actions at once (Christodoulou 2019).
+
+    ============  ===================  =============================================
+    Symbol        Shape                Description
+    ============  ===================  =============================================
+    ``mu``        (batch,)             | Deterministic action: the most probable one
+                                       | (int64).
+    ``pi``        (batch,)             | Action sampled from the policy (int64).
+    ``logp_all``  (batch, n_acts)      | :math:`\\log\\pi(\\cdot|x)` of every action.
+    ``q1_all``    (batch, n_acts)      | First estimate of Q(x, .) for every action.
+    ``q2_all``    (batch, n_acts)      | Second estimate of Q(x, .) for every action.
+    ============  ===================  =============================================
+
+    ``a`` (the one-hot actions) is not read: the expectations over actions replace SAC's
+    sampled action, and Q(x, a) of a stored action is a row sum (see ``sac``).
+    ``output_activation`` is unused, as in :func:`mlp_categorical_policy`.
+    """
+    n_acts = action_space.n
+    with tf.variable_scope('pi'):
+        logits = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+    logp_all = tf.nn.log_softmax(logits)
+    mu = tf.argmax(logits, axis=1)
+    pi = random_categorical(logits)
+    with tf.variable_scope('q1'):
+        q1_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+    with tf.variable_scope('q2'):
+        q2_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+    return mu, pi, logp_all, q1_all, q2_all
+
+
+def mlp_q_network(x, a, hidden_sizes=(64, 64), activation=tf.nn.relu, output_activation=None,
+                  action_space=None, dueling=False):
+    """DQN's Q network (scope ``q``): the values of all actions from one MLP (Mnih et al.
+    2015), or, with ``dueling``, from a value and an advantage head on a shared trunk (Wang
+    et al. 2016):
+
+    .. math:: Q(x, a) = V(x) + A(x, a) - \\frac{1}{|\\mathcal{A}|} \\sum_{a'} A(x, a')
+
+    ==========  ===================  =============================================
+    Symbol      Shape                Description
+    ==========  ===================  =============================================
+    ``greedy``  (batch,)             | argmax_a Q(x, a): the greedy action (int64).
+    ``q_all``   (batch, n_acts)      | Q(x, .) for every action.
+    ``q``       (batch,)             | Q(x, a) of the one-hot actions ``a``.
+    ==========  ===================  =============================================
+
+    ``output_activation`` is unused (Q values are unbounded); it is accepted so the
+    command line's ``ac_kwargs`` mean the same for every algorithm.
+    """
+    n_acts = action_space.n
+    with tf.variable_scope('q'):
+        if not dueling:
+            q_all = mlp(x, list(hidden_sizes) + [n_acts], activation, None)
+        else:
+            trunk = mlp(x, list(hidden_sizes), activation, activation)
+            value = dense(trunk, 1, None, name='value')
+            advantage = dense(trunk, n_acts, None, name='advantage')
+            q_all = value + advantage - tf.reduce_mean(advantage, axis=1, keepdims=True)
+    greedy = tf.argmax(q_all, axis=1)
+    q = tf.reduce_sum(q_all * a, axis=1)
+    return greedy, q_all, q

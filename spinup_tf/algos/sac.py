@@ -1,9 +1,13 @@
-"""Soft Actor-Critic (SAC), as a TF1 static graph.
+"""Soft Actor-Critic (SAC), as a TF1 static graph, for continuous and (Christodoulou 2019)
+discrete actions.
 
 Read top to bottom: inputs, main and target networks, the entropy temperature, SAC's losses
-(all from one forward pass of a batch), train steps, polyak update, and the update in
-Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
+(all from one forward pass of a batch; discrete SAC's take expectations over the actions
+where continuous SAC samples one), train steps, polyak update, and the update in Spinning
+Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
 """
+import numpy as np
+
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.algos import core
@@ -15,13 +19,13 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
         lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000, update_after=1000,
         update_every=50, num_test_episodes=10, max_ep_len=1000, logger_kwargs=None,
-        save_freq=1, **options):
+        save_freq=1, target_entropy=None, **options):
     """Soft Actor-Critic (SAC).
 
     Args:
         env_fn: A function which creates a copy of the environment. The environment must
             satisfy the gymnasium API, with a flat Box observation space and a bounded flat
-            Box action space.
+            Box action space, or a ``Discrete`` one (discrete SAC, below).
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
             action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
@@ -46,6 +50,19 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                                            | states in ``x_ph`` and actions in
                                            | ``a_ph``.
             ===========  ================  ======================================
+
+            With a ``Discrete`` action space (discrete SAC, Christodoulou 2019; actions fed
+            one-hot, ``(batch, n_acts)``), it returns ``mu`` and ``pi`` as ``(batch,)``
+            actions (the most probable, a sample), then ``logp_all``, ``q1_all``, ``q2_all``,
+            each ``(batch, n_acts)``: the policy's log-probabilities and both Q functions'
+            values of every action (``core.mlp_discrete_sac_actor_critic``, which the default
+            chooses for such a space). The losses then take expectations over actions:
+
+            .. math::
+                y = r + \\gamma (1 - d) \\sum_{a'} \\pi(a'|s') \\left[
+                \\min_i Q_{\\text{targ},i}(s', a') - \\alpha \\log \\pi(a'|s') \\right],
+                \\quad L_\\pi = \\sum_a \\pi(a|s) \\left[ \\alpha \\log \\pi(a|s)
+                - \\min_i Q_i(s, a) \\right]
 
         ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
             to SAC (``hidden_sizes``, ``activation``).
@@ -77,7 +94,8 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             so that the policy's entropy tracks the target ``-act_dim`` (Haarnoja et al.
             2018, "SAC: Algorithms and Applications"): the loss
             :math:`-\\log\\alpha \\cdot (\\log\\pi(a|s) + \\bar{\\mathcal{H}})` raises
-            :math:`\\alpha` when the entropy is below the target.
+            :math:`\\alpha` when the entropy is below the target (for discrete actions,
+            :math:`\\log\\pi(a|s)` is replaced by its expectation over the policy).
 
         batch_size (int): Minibatch size for SGD.
 
@@ -102,6 +120,11 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         save_freq (int): How often (in terms of gap between epochs) to save the current
             policy and value function.
 
+        target_entropy (float): The entropy :math:`\\bar{\\mathcal{H}}` that ``alpha='auto'``
+            aims at. None: ``-act_dim`` for a ``Box`` action space, and ``0.98 log(n_acts)``
+            (98 % of the uniform policy's, as Christodoulou 2019; CleanRL uses 0.89) for a
+            ``Discrete`` one.
+
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``update_at_episode_end``,
             ``updates_per_step``, ``videos``, ``tensorboard``, ``normalize_obs``,
@@ -110,8 +133,13 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
     if not (alpha == 'auto' or (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
                                 and alpha >= 0)):
         raise UserInputError("alpha must be a non-negative number or 'auto', got %r" % (alpha,))
+    if target_entropy is not None and (isinstance(target_entropy, bool) or not isinstance(
+            target_entropy, (int, float)) or not np.isfinite(target_entropy)):
+        raise UserInputError('target_entropy must be a number, got %r' % (target_entropy,))
     run = off_policy.Run('sac', env_fn, dict(locals()))
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
+    if target_entropy is None:
+        target_entropy = 0.98 * np.log(run.act_dim) if run.discrete else -run.act_dim
 
     with run.graph.as_default():
         # Inputs to computation graph
@@ -149,7 +177,7 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                     log_alpha = tf.get_variable('log_alpha', shape=())
                 alpha_t = tf.exp(log_alpha)
                 losses['alpha'] = -tf.reduce_mean(
-                    log_alpha * tf.stop_gradient(logp_pi - float(run.act_dim)))
+                    log_alpha * tf.stop_gradient(logp_pi + float(target_entropy)))
             else:
                 alpha_t = tf.constant(float(alpha), dtype=tf.float32)
 
@@ -169,6 +197,50 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             losses['value'] = q1_loss + q2_loss
             return losses, dict(LossPi=losses['pi'], LossQ1=q1_loss, LossQ2=q2_loss,
                                 Q1Vals=q1, Q2Vals=q2, LogPi=logp_pi, Alpha=alpha_t)
+
+        def discrete_sac_losses(batch):
+            """Discrete SAC's losses: SAC's, with expectations over all actions in place of
+            the sampled action (Christodoulou 2019)."""
+            x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
+            with tf.variable_scope('main', reuse=True):
+                _, _, logp_all, q1_all, q2_all = actor_critic(x, a, **ac_kwargs)
+                _, _, logp_all_next, _, _ = actor_critic(x2, a, **ac_kwargs)
+            with tf.variable_scope('target', reuse=True):
+                _, _, _, q1_targ_all, q2_targ_all = actor_critic(x2, a, **ac_kwargs)
+            probs, probs_next = tf.exp(logp_all), tf.exp(logp_all_next)
+            # E_{a ~ pi}[log pi(a|s)]: minus the policy's entropy at s, (batch,)
+            logp_pi = tf.reduce_sum(probs * logp_all, axis=1)
+            losses = {}
+            if alpha == 'auto':
+                with tf.variable_scope('alpha', reuse=True):
+                    log_alpha = tf.get_variable('log_alpha', shape=())
+                alpha_t = tf.exp(log_alpha)
+                losses['alpha'] = -tf.reduce_mean(
+                    log_alpha * tf.stop_gradient(logp_pi + float(target_entropy)))
+            else:
+                alpha_t = tf.constant(float(alpha), dtype=tf.float32)
+
+            # Soft state value of s' under the current policy, from the target Q functions
+            min_q_targ_all = tf.minimum(q1_targ_all, q2_targ_all)
+            v_next = tf.reduce_sum(probs_next * (min_q_targ_all - alpha_t * logp_all_next),
+                                   axis=1)
+            # Bellman backup; d is gymnasium's `terminated` (a truncation bootstraps)
+            q_backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * v_next)
+
+            # Q of the stored actions (one-hot rows), and the losses
+            q1 = tf.reduce_sum(q1_all * a, axis=1)
+            q2 = tf.reduce_sum(q2_all * a, axis=1)
+            min_q_all = tf.minimum(q1_all, q2_all)
+            losses['pi'] = tf.reduce_mean(tf.reduce_sum(
+                probs * (alpha_t * logp_all - min_q_all), axis=1))
+            q1_loss = 0.5 * tf.reduce_mean((q_backup - q1) ** 2)
+            q2_loss = 0.5 * tf.reduce_mean((q_backup - q2) ** 2)
+            losses['value'] = q1_loss + q2_loss
+            return losses, dict(LossPi=losses['pi'], LossQ1=q1_loss, LossQ2=q2_loss,
+                                Q1Vals=q1, Q2Vals=q2, LogPi=logp_pi, Alpha=alpha_t)
+
+        if run.discrete:
+            sac_losses = discrete_sac_losses
 
         # Train steps: policy, value (and temperature), all from the same forward pass, each
         # with its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))

@@ -107,6 +107,15 @@ def _unique(ops):
     return out
 
 
+def _clipped(grads_and_vars, max_norm):
+    """``grads_and_vars`` rescaled to global norm ``max_norm`` when above it (None: as is)."""
+    if max_norm is None:
+        return grads_and_vars
+    grads, variables = zip(*grads_and_vars)
+    clipped, _ = tf.clip_by_global_norm(list(grads), max_norm)
+    return list(zip(clipped, variables))
+
+
 def build_call(order, call, batch):
     """Build one ``train(*steps)`` call (``spinup_tf.engine.steps``) on ``batch``, ordered by
     ``order``: first every loss of the call (from the parameters as they were before it),
@@ -125,7 +134,8 @@ def build_call(order, call, batch):
                     memo[id(step.loss_fn)] = step.loss_fn(batch)
                     diagnostics.append((step.loss_fn, memo[id(step.loss_fn)][1]))
                 loss = step.pick(memo[id(step.loss_fn)][0])
-                grads.append(step.optimizer.compute_gradients(loss, var_list=step.var_list))
+                grads.append(_clipped(step.optimizer.compute_gradients(
+                    loss, var_list=step.var_list), step.max_grad_norm))
             else:
                 grads.append(None)
     ops = []

@@ -48,11 +48,15 @@ class Minimize:
         loss (str): for a ``loss_fn`` that computes several losses from one forward pass
             (SAC's), returning ``(dict of losses, diagnostics)``: the key of this step's.
             Steps of one ``train`` call that share a ``loss_fn`` share its evaluation.
+        max_grad_norm (float): None, or the gradients are rescaled to this global norm
+            when theirs is larger (``tf.clip_by_global_norm``, as SB3's DQN does):
+
+            .. math:: g \\leftarrow g \\cdot \\min(1, c / \\|g\\|_2)
     """
 
-    def __init__(self, loss_fn, optimizer, var_list, loss=None):
+    def __init__(self, loss_fn, optimizer, var_list, loss=None, max_grad_norm=None):
         self.loss_fn, self.optimizer, self.var_list = loss_fn, optimizer, list(var_list)
-        self.loss = loss
+        self.loss, self.max_grad_norm = loss, max_grad_norm
 
     def pick(self, losses):
         """This step's loss from what ``loss_fn`` returned first."""

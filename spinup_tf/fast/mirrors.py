@@ -223,6 +223,81 @@ class SquashedGaussianActor:
         return self._scale(np.tanh(u))
 
 
+class GreedyQ:
+    """DQN's greedy policy in numpy: ``argmax_a Q(o, a)``, with ``Q`` a chain of dense
+    layers (``core.mlp_q_network``), or a trunk with an ``advantage`` head: the dueling
+    form ``V + A - mean(A)`` has the argmax of ``A``, so acting needs only that head."""
+
+    def __init__(self, trunk, advantage_head=None):
+        self.trunk, self.advantage_head = trunk, advantage_head
+        self.variables = trunk.variables + (
+            advantage_head.variables if advantage_head is not None else [])
+        self._split = len(trunk.variables)
+
+    def set_weights(self, values):
+        self.trunk.set_weights(values[:self._split])
+        if self.advantage_head is not None:
+            self.advantage_head.set_weights(values[self._split:])
+
+    def pull(self, sess):
+        self.set_weights(sess.run(self.variables))
+
+    def __call__(self, o):
+        h = self.trunk(o)
+        return int(np.argmax(h if self.advantage_head is None else self.advantage_head(h)))
+
+    def batch(self, obs):
+        h = self.trunk.batch(obs)
+        return np.argmax(h if self.advantage_head is None else self.advantage_head.batch(h),
+                         axis=1)
+
+
+class CategoricalActor:
+    """Discrete SAC's policy in numpy: logits from a chain of dense layers; ``actor(o)`` is
+    the most probable action, ``actor.sample(o)`` draws one (numpy's global RNG)."""
+
+    def __init__(self, mlp):
+        self.mlp, self.variables = mlp, mlp.variables
+
+    def set_weights(self, values):
+        self.mlp.set_weights(values)
+
+    def pull(self, sess):
+        self.mlp.pull(sess)
+
+    def __call__(self, o):
+        return int(np.argmax(self.mlp(o)))
+
+    def batch(self, obs):
+        return np.argmax(self.mlp.batch(obs), axis=1)
+
+    def sample(self, o):
+        logits = self.mlp(o).astype(np.float64)
+        p = np.exp(logits - logits.max())
+        cdf = np.cumsum(p)
+        return int(min(np.searchsorted(cdf, np.random.random_sample() * cdf[-1], 'right'),
+                       len(p) - 1))
+
+
+def greedy_q(x_ph, act, scope):
+    """``(GreedyQ, checks)`` of DQN's Q network under ``scope`` (``'main/q'``) reading
+    ``x_ph``, checked against the graph's greedy action ``act``; ``(None, [])`` for another
+    structure."""
+    try:
+        layers, out = dense_chain(x_ph, scope)
+        advantage = None
+        if any(r.inputs is out for r in x_ph.graph.get_collection(DENSE_LAYERS)
+               if r.kernel.name.startswith(scope + '/advantage/')):
+            head, _ = dense_chain(out, scope + '/advantage')
+            if len(head) != 1:
+                raise NoMirror('unexpected advantage head')
+            advantage = NumpyMLP(head)
+    except NoMirror:
+        return None, []
+    mirror = GreedyQ(NumpyMLP(layers), advantage)
+    return mirror, [(act, mirror)]
+
+
 def compare_to_graph(what, got, expected, rtol=1e-4, atol=1e-5):
     """Raise ``NoMirror`` unless the mirror's ``got`` equals the graph's ``expected`` (same
     shape, ``allclose``)."""
@@ -293,6 +368,16 @@ def policy_mirror(x_ph, act, explore, scope, space):
         must match before the mirror acts; ``(None, [])`` when the policy is not a chain of
         the project's dense layers.
     """
+    from gymnasium.spaces import Discrete
+    if isinstance(space, Discrete) and explore is None:  # DQN: greedy in its Q network
+        return greedy_q(x_ph, act, scope.rsplit('/', 1)[0] + '/q')
+    if isinstance(space, Discrete):  # discrete SAC: the categorical policy's logits
+        try:
+            layers, logits = dense_chain(x_ph, scope)
+        except NoMirror:
+            return None, []
+        actor = CategoricalActor(NumpyMLP(layers))
+        return actor, [(logits, actor.mlp)]
     if explore is None:
         actor = deterministic_actor(x_ph, scope, space.low, space.high)
         return (actor, [(act, actor)]) if actor is not None else (None, [])

@@ -1,4 +1,4 @@
-"""The interaction loop of the off-policy algorithms (DDPG, TD3, SAC).
+"""The interaction loop of the off-policy algorithms (DDPG, TD3, SAC, DQN).
 
 An algorithm opens a :class:`Run` (envs, checks, logger, ``config.json``, a seeded graph),
 builds its graph in ``run.graph`` and hands :meth:`Run.train` its one hook: ``update(train,
@@ -6,7 +6,9 @@ j)`` (``spinup_tf.engine.steps``), with the tensors that act. The loop owns ever
 three have in common, in Spinning Up's order: uniform-random actions for the first
 ``start_steps``, exploration noise, gymnasium's terminated/truncated handling, the update
 schedule, and (``spinup_tf.loops.skeleton``) the test episodes, the epoch log, the model
-saves and the checkpoints.
+saves and the checkpoints. DQN adds two things of its own, which it passes to
+:meth:`Run.train`: epsilon-greedy exploration and a target network updated every so many env
+steps. ``Discrete`` actions (DQN, discrete SAC) are stored and fed as one-hot rows.
 
 Two engines run the updates (the ``fused`` option):
 
@@ -23,7 +25,11 @@ Where a run must behave unlike Spinning Up (a source document's quirks), it pass
 import os.path as osp
 from types import SimpleNamespace
 
-from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds
+import numpy as np
+from gymnasium.spaces import Discrete
+
+from spinup_tf.utils.envs import flat_obs_dim, box_action_bounds, check_action_space
+from spinup_tf.utils.flags import OFF_POLICY_ACTIONS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
@@ -65,7 +71,10 @@ class Run:
     Attributes: ``graph``, ``logger``, ``hooks``, ``env``, ``test_env``, ``obs_dim``,
     ``act_dim``, ``act_low`` and ``act_high`` (the env's bounds, ``(act_dim,)`` float32),
     ``policy_space`` (the ``Box`` the policy's tanh output is mapped onto), ``actor_critic``
-    and ``ac_kwargs`` (with the policy space).
+    and ``ac_kwargs`` (with the policy space), ``gradient_steps`` (updates per round:
+    ``update_every``, or the algorithm's ``gradient_steps``). With a ``Discrete`` action
+    space, ``discrete`` is True, ``act_dim`` is the number of actions (the width of a one-hot
+    action), the bounds are None and ``policy_space`` is the env's.
     """
 
     def __init__(self, algo, env_fn, config):
@@ -87,9 +96,16 @@ class Run:
                                  'has no spec')
         self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})
         self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
-        self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
-        self.act_dim = self.act_low.shape[0]
-        self.policy_space = self.hooks.policy_space(self.env.action_space)
+        self.discrete = isinstance(self.env.action_space, Discrete)
+        if self.discrete:  # actions are stored and fed one-hot: act_dim is their number
+            self.act_dim = int(self.env.action_space.n)
+            self.act_low = self.act_high = None
+            self.policy_space = self.env.action_space
+        else:
+            self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
+            self.act_dim = self.act_low.shape[0]
+            self.policy_space = self.hooks.policy_space(self.env.action_space)
+        self.gradient_steps = config.get('gradient_steps', p.update_every)
         # Share information about action space with policy architecture
         self.ac_kwargs = dict(config.get('ac_kwargs') or {}, action_space=self.policy_space)
 
@@ -98,7 +114,7 @@ class Run:
         return self.hooks.optimizer(learning_rate)
 
     def train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
-              init_ops=()):
+              init_ops=(), epsilon=None, target_update=None):
         """Build the engine, start the session and run the loop.
 
         Args:
@@ -111,6 +127,11 @@ class Run:
             explore: ``(batch, act_dim)`` training action (SAC's sample), or None.
             saved: ``(inputs, outputs)`` dicts of the SavedModel.
             init_ops: run once after the variables are initialised (target init).
+            epsilon: ``epsilon(t)``, or None: epsilon-greedy exploration (DQN), a
+                uniform-random action with probability ``epsilon(t)`` at env step ``t``.
+            target_update: ``(op, interval)``, or None: ``op`` runs every ``interval`` env
+                steps once updates have started (DQN's target network), after that step's
+                updates.
         """
         options, p, hooks = self.options, self.p, self.hooks
         update = counted_update(update, hooks)
@@ -137,15 +158,21 @@ class Run:
         if engine is not None:
             act_fn, explore_fn, update_window, on_restore = engine.start(
                 sess, act_fn, explore_fn, update_window)
-        if explore_fn is None:
+        if explore_fn is None and self.discrete:
+            explore_fn = act_fn  # greedy (epsilon-greedy's random actions are the loop's)
+        elif explore_fn is None:
             noise = exploration_noise(options.noise, self.act_noise, self.act_dim,
                                       p.max_ep_len)
             explore_fn = hooks.explore(act_fn, noise, self.act_low, self.act_high)
+        if target_update is not None:
+            op, interval = target_update
+            target_update = (sess.make_callable(op), interval)
 
         agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
                                 random_action=self.policy_space.sample,
                                 log_diagnostics=log_diagnostics, finite_keys=plain.keys,
-                                on_restore=on_restore)
+                                on_restore=on_restore, epsilon=epsilon,
+                                target_update=target_update)
         loop = OffPolicyLoop(self, agent, replay_buffer)
         try:
             loop.run()
@@ -172,7 +199,7 @@ class Run:
 
 def _check(env, algo, p):
     flat_obs_dim(env.observation_space, algo)
-    box_action_bounds(env.action_space, algo)
+    check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
     check_positive_ints(steps_per_epoch=p.steps_per_epoch, epochs=p.epochs,
                         batch_size=p.batch_size, replay_size=p.replay_size)
     if p.replay_size < MIN_SLOTS:
@@ -198,12 +225,18 @@ class OffPolicyLoop(EpochLoop):
     ``agent`` (see ``EpochLoop``) also has ``explore(o)`` (the training action after
     ``start_steps``; its ``reset()``, if any, at each episode start), ``random_action()``
     (before), ``train(n)`` (``n`` gradient steps on the replay buffer, storing diagnostics
-    in the logger) and ``on_restore`` (called after a checkpoint loaded, or None).
+    in the logger), ``on_restore`` (called after a checkpoint loaded, or None), and
+    ``epsilon`` and ``target_update`` (see ``Run.train``; None for all but DQN).
     """
 
     def __init__(self, run, agent, replay_buffer):
         super().__init__(run, agent, replay_buffer)
         self.options, self.replay_buffer = run.options, replay_buffer
+        self.gradient_steps = run.gradient_steps
+        self.epsilon, self.target_update = agent.epsilon, agent.target_update
+        # What the buffer stores of an action: a Discrete one as its one-hot row
+        self.stored_action = (np.eye(run.act_dim, dtype=np.float32).__getitem__
+                              if run.discrete else (lambda a: a))
         self.state['test_seeded'] = False
         self.reset_exploration = getattr(agent.explore, 'reset', lambda: None)
         self.restarted = None  # a training episode a hook started anew, its first obs
@@ -260,9 +293,12 @@ class OffPolicyLoop(EpochLoop):
         for t in range(t0, total_steps):
             check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
             # Until start_steps have elapsed, sample actions uniformly at random for better
-            # exploration (the action space is seeded). Afterwards, explore with the policy.
-            a = agent.random_action() if hooks.random_action_now(t, p.start_steps) \
-                else agent.explore(o)
+            # exploration (the action space is seeded). Afterwards, explore with the policy
+            # (DQN: epsilon-greedy, a random action with probability epsilon(t)).
+            if hooks.random_action_now(t, p.start_steps) or self.epsilon_says_random(t):
+                a = agent.random_action()
+            else:
+                a = agent.explore(o)
 
             o2, r, terminated, truncated, info = self.episode.step(a)
             ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
@@ -272,7 +308,7 @@ class OffPolicyLoop(EpochLoop):
             # through it.
             terminal = hooks.terminal(terminated, truncated, ep_len)
             episode_end = terminated or truncated or ep_len == p.max_ep_len
-            hooks.store(replay_buffer, o, a, r, o2, terminal, episode_end)
+            hooks.store(replay_buffer, o, self.stored_action(a), r, o2, terminal, episode_end)
             state['t'] = t + 1
 
             # Super critical, easy to overlook step: make sure to update most recent
@@ -290,7 +326,12 @@ class OffPolicyLoop(EpochLoop):
 
             if not self.options.update_at_episode_end and t % p.update_every == 0 \
                     and hooks.ready_to_update(t, replay_buffer):
-                agent.train(p.update_every * self.options.updates_per_step)
+                agent.train(self.gradient_steps * self.options.updates_per_step)
+
+            # DQN: the target network follows the main one every target_update_interval steps
+            if self.target_update is not None and t % self.target_update[1] == 0 \
+                    and hooks.ready_to_update(t, replay_buffer):
+                self.target_update[0]()
 
             progress(t + 1)
             # End of epoch wrap-up
@@ -301,6 +342,15 @@ class OffPolicyLoop(EpochLoop):
         if hooks.final_epoch_due() and not self.finished:
             self.end_epoch(state['epoch'] + 1, total_steps, last=True)
         progress.finish()
+
+    def epsilon_says_random(self, t):
+        """Epsilon-greedy: whether step ``t`` acts at random (probability ``epsilon(t)``,
+        drawn from numpy's global RNG, which checkpoints keep); never without ``epsilon``."""
+        return self.epsilon is not None and np.random.random_sample() < self.epsilon(t)
+
+    def log_columns(self):
+        if self.epsilon is not None:
+            self.logger.log_tabular('Epsilon', self.epsilon(self.state['t']))
 
     def take_restarted(self, o):
         """``o``, or the first observation of the episode a hook restarted."""

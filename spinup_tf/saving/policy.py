@@ -152,10 +152,11 @@ class PolicySpec:
         self.ac_kwargs = self._ac_kwargs(config.get('ac_kwargs'))
         env_id, env_kwargs = load_env_spec(run_dir, config)
         self.obs_space, self.act_space = env_spaces(env_id, env_kwargs)
-        from spinup_tf.utils.envs import box_action_bounds, check_discrete_or_box, flat_obs_dim
+        from spinup_tf.utils.envs import check_action_space, check_discrete_or_box, flat_obs_dim
+        from spinup_tf.utils.flags import OFF_POLICY_ACTIONS
         self.obs_dim = flat_obs_dim(self.obs_space, algo)
         if self.loop == 'off_policy':
-            box_action_bounds(self.act_space, algo)
+            check_action_space(self.act_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
         else:
             check_discrete_or_box(self.act_space, algo)
         self.policy_space = self.act_space
@@ -169,6 +170,12 @@ class PolicySpec:
             self.policy_space = Box(-float(action_range), float(action_range),
                                     shape=self.act_space.shape, dtype=np.float32)
         self.clip = bool(config.get('clip_actions')) and self.loop == 'on_policy'
+        dueling = config.get('dueling', False)  # DQN's flag, which shapes its network
+        if not isinstance(dueling, bool):
+            raise UserInputError('%s: dueling must be true or false, got %s'
+                                 % (self.path, _short(dueling)))
+        if dueling:
+            self.ac_kwargs['dueling'] = True
 
     def _actor_critic(self, name):
         from spinup_tf.algos import get_algo
@@ -266,14 +273,16 @@ class PolicySpec:
 
     def _graph(self, tf, placeholder_from_space):
         """The policy's graph as the algorithm builds it: ``(action, x_ph)``."""
+        from gymnasium.spaces import Discrete
         if self.loop == 'off_policy':
             x_ph = tf.placeholder(tf.float32, (None, self.obs_dim))
-            a_ph = tf.placeholder(tf.float32, (None, self.act_space.shape[0]))
+            discrete = isinstance(self.act_space, Discrete)  # actions fed one-hot
+            a_ph = tf.placeholder(tf.float32, (None, self.act_space.n if discrete
+                                               else self.act_space.shape[0]))
             with tf.variable_scope('main'):
                 outputs = self.actor_critic(x_ph, a_ph, action_space=self.policy_space,
                                             **self.ac_kwargs)
-            return outputs[0], x_ph  # TD3's and DDPG's pi, SAC's mu
-        from gymnasium.spaces import Discrete
+            return outputs[0], x_ph  # TD3's and DDPG's pi, SAC's mu, DQN's greedy action
         x_ph = placeholder_from_space(self.obs_space)
         a_ph = placeholder_from_space(self.act_space)
         outputs = self.actor_critic(x_ph, a_ph, action_space=self.act_space, **self.ac_kwargs)

@@ -24,6 +24,19 @@ alpha                  zoo ent_coef: 'auto' only; here 0.05, 0.1, 0.2 (the defau
                        (SAC)
 start_steps            zoo learning_starts: the same 4 values (SAC)
 hid                    zoo net_arch small, medium, big: [64,64], [256,256], [400,300]
+DQN
+gamma, batch_size      as off-policy
+lr                     zoo learning_rate: loguniform(1e-5, 1); here capped at 1e-2
+replay_size            zoo buffer_size: 1e4, 5e4, 1e5, 1e6
+eps_end                zoo exploration_final_eps: uniform(0, 0.2)
+exploration_fraction   zoo: uniform(0, 0.5)
+target_update_interval zoo: 1, 1000, 5000, 10000, 15000, 20000
+start_steps,           zoo learning_starts: 0, 1000, 5000, 10000, 20000, plus SB3's
+update_after           default 100
+update_every           zoo train_freq: 1, 4, 8, 16, 128, 256, 1000; 1 left out (slow)
+gradient_steps         zoo: train_freq // subsample_steps (1, 2, 4, 8); here 1-128 on
+                       their own
+hid                    zoo net_arch tiny, small, medium: [64], [64,64], [256,256]
 on-policy (VPG, PPO, TRPO, NPG)
 gamma                  zoo (PPO, A2C): 1 - loguniform(1e-4, 0.03)
 lam                    zoo gae_lambda: 1 - loguniform(1e-4, 0.1)
@@ -77,6 +90,27 @@ SAC = [
     Dim('start_steps', 'choice', [0, 1000, 10000, 20000], ('start_steps',),
         'learning_starts: the same'),
 ]
+DQN = [
+    Dim('gamma', 'choice', GAMMAS, ('gamma',), 'gamma: the same'),
+    Dim('lr', 'log', (1e-5, 1e-2), ('lr',), 'learning_rate: loguniform(1e-5, 1)'),
+    Dim('batch_size', 'choice', [16, 32, 64, 100, 128, 256, 512], ('batch_size',),
+        'batch_size: the same'),
+    Dim('replay_size', 'choice', [int(1e4), int(5e4), int(1e5), int(1e6)], ('replay_size',),
+        'buffer_size: the same'),
+    Dim('eps_end', 'float', (0.0, 0.2), ('eps_end',), 'exploration_final_eps: the same'),
+    Dim('exploration_fraction', 'float', (0.0, 0.5), ('exploration_fraction',),
+        'exploration_fraction: the same'),
+    Dim('target_update_interval', 'choice', [1, 1000, 5000, 10000, 15000, 20000],
+        ('target_update_interval',), 'target_update_interval: the same'),
+    Dim('start_steps', 'choice', [0, 100, 1000, 5000, 10000, 20000],
+        ('start_steps', 'update_after'), 'learning_starts: the same, and SB3\'s default 100'),
+    Dim('update_every', 'choice', [4, 8, 16, 128, 256, 1000], ('update_every',),
+        'train_freq: also 1'),
+    Dim('gradient_steps', 'choice', [1, 2, 4, 8, 16, 32, 64, 128], ('gradient_steps',),
+        'train_freq // subsample_steps (1, 2, 4, 8)'),
+    Dim('hid', 'choice', ['[64]', '[64,64]', '[256,256]'], ('hid',),
+        'net_arch: tiny, small, medium'),
+]
 ON_POLICY = [
     Dim('one_minus_gamma', 'one_minus_log', (1e-4, 0.03), ('gamma',),
         'one_minus_gamma: the same'),
@@ -114,12 +148,13 @@ SPACES = {
     'ppo': ON_POLICY + PI_LR + PPO + ON_POLICY_NETS,
     'trpo': ON_POLICY + TRPO + ON_POLICY_NETS,
     'npg': ON_POLICY + TRPO + ON_POLICY_NETS,
+    'dqn': DQN,
 }
 
 # The network each algorithm builds when no --hid/--act is given (its actor-critic's defaults;
 # tests/test_tune.py reads them from the source to keep these equal).
 DEFAULT_NETS = {'td3': {'hid': '[256,256]'}, 'ddpg': {'hid': '[256,256]'},
-                'sac': {'hid': '[256,256]'}}
+                'sac': {'hid': '[256,256]'}, 'dqn': {'hid': '[64,64]'}}
 for _name in ('vpg', 'ppo', 'trpo', 'npg'):
     DEFAULT_NETS[_name] = {'hid': '[64,64]', 'act': 'tanh'}
 

@@ -248,6 +248,19 @@ def box_action_bounds(space, algo):
     return low, high
 
 
+def check_action_space(space, algo, kinds=('box',)):
+    """For off-policy algorithms: ``space`` is one of ``kinds`` (``'box'``: a bounded flat
+    ``Box``, see :func:`box_action_bounds`; ``'discrete'``: a ``Discrete`` space)."""
+    if 'discrete' in kinds and isinstance(space, Discrete):
+        return
+    if 'box' in kinds and (isinstance(space, Box) or kinds == ('box',)):
+        box_action_bounds(space, algo)
+        return
+    wanted = ' or '.join({'box': 'a continuous (Box)', 'discrete': 'a Discrete'}[k]
+                         for k in kinds)
+    raise UserInputError('%s needs %s action space, got %s' % (algo, wanted, space))
+
+
 def check_discrete_or_box(space, algo):
     """For stochastic-policy algorithms: a ``Discrete`` or flat bounded-or-not ``Box``."""
     if isinstance(space, Discrete):

@@ -139,9 +139,15 @@ ALGORITHM_SOURCES = {
     'vpg': ('spinup_tf.algos.vpg', 'vpg', 'spinup_tf.loops.on_policy'),
     'ppo': ('spinup_tf.algos.ppo', 'ppo', 'spinup_tf.loops.on_policy'),
     'sac': ('spinup_tf.algos.sac', 'sac', 'spinup_tf.loops.off_policy'),
+    'dqn': ('spinup_tf.algos.dqn', 'dqn', 'spinup_tf.loops.off_policy'),
 }
 """Where each algorithm of ``run.py`` is written: ``name: (module, function, loop module)``.
 Names only: nothing is imported (``spinup_tf.algos`` is the registry that imports them)."""
+
+OFF_POLICY_ACTIONS = {'ddpg': ('box',), 'td3': ('box',), 'sac': ('box', 'discrete'),
+                      'dqn': ('discrete',)}
+"""The action spaces each off-policy algorithm handles (``'box'``: bounded flat ``Box``;
+``'discrete'``: ``Discrete``). The on-policy ones handle both (``envs.check_discrete_or_box``)."""
 
 
 def algorithm_parameters(name):

@@ -32,6 +32,8 @@ RANGES = dict(
     pi_lr=RATE, q_lr=RATE, lr=RATE, vf_lr=RATE,
     act_noise=SCALE, target_noise=SCALE, noise_clip=SCALE,
     eval_samples=COUNT, videos=COUNT0,
+    gradient_steps=COUNT, target_update_interval=COUNT, exploration_fraction=FACTOR,
+    eps_start=FACTOR, eps_end=FACTOR, max_grad_norm=SCALE,
     update_count_from=COUNT0, noisy_test_episodes=COUNT0, adam_epsilon=RATE, action_range=RATE,
 )
 

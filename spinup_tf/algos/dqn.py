@@ -1,0 +1,229 @@
+"""Deep Q-Network (DQN), with Double DQN and dueling networks as flags, as a TF1 static graph.
+
+Read top to bottom: inputs, main and target Q networks, the TD target and its loss (a function
+of a batch), the train step, the target network's update, the exploration schedule, and the
+update in Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it, as it runs
+DDPG, TD3 and SAC.
+"""
+
+from spinup_tf.utils.tf1 import tf
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.algos import core
+from spinup_tf.engine.steps import Minimize
+from spinup_tf.loops import off_policy
+
+LOSSES = ('huber', 'mse')
+
+
+def linear_schedule(start, end, duration):
+    """``epsilon(t)``: from ``start`` at step 0 to ``end`` at step ``duration``, linearly, then
+    ``end`` (SB3's and CleanRL's exploration schedule).
+
+    .. math:: \\epsilon(t) = \\text{start} + (\\text{end} - \\text{start})
+        \\min(1, t / \\text{duration})
+    """
+    def epsilon(t):
+        if duration <= 0:
+            return end
+        return start + (end - start) * min(1.0, t / duration)
+    return epsilon
+
+
+def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
+        steps_per_epoch=10000, epochs=10, replay_size=int(1e6), gamma=0.99, polyak=0.0,
+        lr=1e-4, batch_size=32, start_steps=100, update_after=100, update_every=4,
+        gradient_steps=1, target_update_interval=10000, exploration_fraction=0.1,
+        eps_start=1.0, eps_end=0.05, double=False, dueling=False, loss='huber',
+        max_grad_norm=10.0, num_test_episodes=10, max_ep_len=1000, logger_kwargs=None,
+        save_freq=1, **options):
+    """Deep Q-Network (DQN; Mnih et al. 2015), optionally Double (van Hasselt et al. 2016)
+    and dueling (Wang et al. 2016).
+
+    The defaults are Stable-Baselines3's (``DQN``: learning rate 1e-4, batch 32, 4 env steps
+    per gradient step, a hard target copy every 10,000 steps, Huber loss, gradients clipped
+    to norm 10, epsilon from 1 to 0.05 over the first 10 % of the run, a [64, 64] ReLU MLP),
+    over 100,000 steps. CleanRL's ``dqn.py`` differs in: MSE loss, no clipping, a [120, 84]
+    network, batch 128, a target copy every 500 steps, learning from 10,000 steps and
+    epsilon over the first half. rl-baselines3-zoo's tuned settings per env are what
+    ``bench/dqn_vs_sb3.py`` runs both with.
+
+    Args:
+        env_fn: A function which creates a copy of the environment. The environment must
+            satisfy the gymnasium API, with a flat Box observation space and a ``Discrete``
+            action space.
+
+        actor_critic: The Q network (named ``actor_critic`` as every algorithm's network is,
+            so ``run.py``, ``resume`` and ``test_policy`` treat it alike; DQN's actor is the
+            greedy argmax of its critic). A function which takes in placeholder symbols for
+            state, ``x_ph``, and one-hot action, ``a_ph``, and returns:
+
+            ===========  ================  ======================================
+            Symbol       Shape             Description
+            ===========  ================  ======================================
+            ``greedy``   (batch,)          | argmax_a Q(x, a), the greedy action.
+            ``q_all``    (batch, n_acts)   | Q(x, .) for every action.
+            ``q``        (batch,)          | Q(x, a) for the actions in ``a_ph``.
+            ===========  ================  ======================================
+
+        ac_kwargs (dict): Any kwargs appropriate for the network (``hidden_sizes``,
+            ``activation``).
+
+        seed (int): Seed for random number generators (numpy, the graph, the envs).
+
+        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
+            agent and the environment in each epoch.
+
+        epochs (int): Number of epochs to run and train agent.
+
+        replay_size (int): Maximum length of replay buffer.
+
+        gamma (float): Discount factor. (Always between 0 and 1.)
+
+        polyak (float): Interpolation factor of the target network's update, made every
+            ``target_update_interval`` env steps:
+
+            .. math:: \\theta_{\\text{targ}} \\leftarrow
+                \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
+
+            where :math:`\\rho` is polyak. 0 (the default) is DQN's hard copy; SB3's ``tau``
+            is ``1 - polyak``.
+
+        lr (float): Learning rate of Adam.
+
+        batch_size (int): Minibatch size for SGD.
+
+        start_steps (int): Number of steps of uniform-random actions at the start (SB3's
+            ``learning_starts`` acts at random too).
+
+        update_after (int): Number of env interactions to collect before starting to do
+            gradient descent updates.
+
+        update_every (int): Number of env interactions between two rounds of updates (SB3's
+            ``train_freq``).
+
+        gradient_steps (int): Gradient steps in each round of updates (SB3's
+            ``gradient_steps``): the ratio of env steps to gradient steps is
+            ``update_every / gradient_steps``, unlike Spinning Up's other algorithms, where
+            it is 1.
+
+        target_update_interval (int): Env steps between two target network updates (once
+            updates have started).
+
+        exploration_fraction (float): The fraction of the run's steps (``steps_per_epoch *
+            epochs``) over which epsilon falls from ``eps_start`` to ``eps_end``.
+
+        eps_start (float): Epsilon-greedy's first probability of a uniform-random action.
+
+        eps_end (float): Its last, from ``exploration_fraction`` of the run on.
+
+        double (bool): Double DQN's target: the main network chooses the next action, the
+            target network values it.
+
+            .. math:: y = r + \\gamma (1 - d) \\, Q_{\\text{targ}}(s', \\arg\\max_{a'}
+                Q(s', a'))
+
+            instead of DQN's :math:`y = r + \\gamma (1 - d) \\max_{a'} Q_{\\text{targ}}(s',
+            a')`.
+
+        dueling (bool): The dueling network's value and advantage heads (see
+            ``core.mlp_q_network``).
+
+        loss (str): ``'huber'`` (Huber with threshold 1, as SB3's ``smooth_l1_loss`` and the
+            Nature paper's error clipping) or ``'mse'`` (CleanRL's) of the TD error.
+
+        max_grad_norm (float): The gradients' global norm is clipped to it (SB3: 10); 0 turns
+            clipping off.
+
+        num_test_episodes (int): Number of episodes to test the greedy policy at the end of
+            each epoch.
+
+        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
+            truncation: the target bootstraps through it.
+
+        logger_kwargs (dict): Keyword args for EpochLogger.
+
+        save_freq (int): How often (in terms of gap between epochs) to save the current
+            policy and value function.
+
+        options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
+            ``fused`` (the fast engine, default True), ``update_at_episode_end``,
+            ``updates_per_step``, ``videos``, ``tensorboard``, ``normalize_obs``,
+            ``normalize_rew``; and ``hooks`` (``spinup_tf.loops.hooks``).
+    """
+    if loss not in LOSSES:
+        raise UserInputError('loss must be one of %s, got %r' % (', '.join(LOSSES), loss))
+    if isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, (int, float)) \
+            or not max_grad_norm >= 0:
+        raise UserInputError('max_grad_norm must be a number >= 0, got %r' % (max_grad_norm,))
+    if 'dueling' in (ac_kwargs or {}):
+        raise UserInputError('dueling is a flag of dqn (--dueling True), not an ac_kwargs key')
+    run = off_policy.Run('dqn', env_fn, dict(locals()))
+    actor_critic = run.actor_critic
+    ac_kwargs = dict(run.ac_kwargs, dueling=dueling)
+
+    with run.graph.as_default():
+        # Inputs to computation graph (actions as one-hot rows)
+        x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
+                                                          run.obs_dim, None, None)
+
+        # Main outputs from computation graph
+        with tf.variable_scope('main'):
+            greedy, q_all, q = actor_critic(x_ph, a_ph, **ac_kwargs)
+
+        # Target network (its outputs are built in the loss)
+        with tf.variable_scope('target'):
+            actor_critic(x2_ph, a_ph, **ac_kwargs)
+
+        def td_loss(batch):
+            """DQN's loss of one batch: the TD error of Q(s, a) against the target's backup."""
+            x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
+            with tf.variable_scope('main', reuse=True):
+                _, _, q = actor_critic(x, a, **ac_kwargs)
+                if double:  # the main network chooses a'
+                    greedy_next, _, _ = actor_critic(x2, a, **ac_kwargs)
+            with tf.variable_scope('target', reuse=True):
+                _, q_targ_all, _ = actor_critic(x2, a, **ac_kwargs)
+            if double:  # ... and the target network values it
+                q_next = tf.reduce_sum(q_targ_all * tf.one_hot(greedy_next, run.act_dim), axis=1)
+            else:
+                q_next = tf.reduce_max(q_targ_all, axis=1)
+
+            # Bellman backup. d is gymnasium's `terminated`: a truncated episode still
+            # bootstraps.
+            backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * q_next)
+            if loss == 'huber':
+                q_loss = tf.reduce_mean(tf.losses.huber_loss(
+                    backup, q, delta=1.0, reduction=tf.losses.Reduction.NONE))
+            else:
+                q_loss = tf.reduce_mean((q - backup) ** 2)
+            return q_loss, dict(LossQ=q_loss, QVals=q)
+
+        # Train step (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
+        train_q = Minimize(td_loss, run.optimizer(lr), core.get_trainable_vars('main/q'),
+                           max_grad_norm=max_grad_norm or None)
+
+        # Target network: initialised to match main, then updated every
+        # target_update_interval env steps (a hard copy at polyak 0)
+        target_init = core.target_init_op()
+        target_update = core.polyak_update_op(polyak)
+
+        def update(train, j):
+            """One DQN update: a gradient step of the TD loss."""
+            train(train_q)
+
+    run.setup.count_vars(['main/q'], ['q'])
+
+    def log_diagnostics(logger):
+        logger.log_tabular('QVals', with_min_and_max=True)
+        logger.log_tabular('LossQ', average_only=True)
+
+    # Epsilon-greedy exploration: after start_steps, a uniform-random action with probability
+    # epsilon(t), else the greedy one (the loop logs it as the Epsilon column)
+    epsilon = linear_schedule(eps_start, eps_end,
+                              exploration_fraction * steps_per_epoch * epochs)
+
+    batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
+    run.train(update, batch, greedy, log_diagnostics, epsilon=epsilon,
+              target_update=(target_update, target_update_interval),
+              saved=(dict(x=x_ph, a=a_ph), dict(greedy=greedy, q_all=q_all)),
+              init_ops=[target_init])
