@@ -39,7 +39,7 @@ REPRODUCE_RESULTS = os.path.join(ROOT, 'plots', 'reproduce', 'full', 'RESULTS.md
 BENCHMARK_RESULTS = os.path.join(ROOT, 'plots', 'benchmark', 'RESULTS.md')
 # Figures the site shows, at their repository paths (globs relative to the repository).
 FIGURES = ['plots/benchmark/*.png', 'plots/benchmark/*/*.png', 'plots/reproduce/full/*.png',
-           'plots/normalization/*.png', 'plots/tune/*.png', 'docs/images/*.png']
+           'plots/normalization/*.png', 'plots/tune/*.png']
 
 
 class GenerationError(Exception):
@@ -265,8 +265,6 @@ def on_files(files, config):
     for pattern in FIGURES:
         for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
             uri = os.path.relpath(path, ROOT).replace(os.sep, '/')
-            if uri.startswith('docs/'):
-                continue  # already in docs_dir
             if files.get_file_from_path(uri) is None:
                 files.append(File.generated(config, uri, abs_src_path=path))
     return files
