@@ -115,7 +115,7 @@ def test_mountaincar_default_noise_leaves_the_do_nothing_optimum(tmp_path, monke
     """The per-env default (pink noise 0.5) on a shortened budget: the deterministic test
     policy reaches the flag (AverageTestEpRet > 50 at an epoch's evaluation: both test
     episodes reach it; doing nothing scores about 0, never above it). Spinning Up's Gaussian
-    0.1 stays near 0 on this env (see README).
+    0.1 stays near 0 on this env (see docs/getting-started.md, "A first run").
 
     Sweep: ``python run.py td3 --env MountainCarContinuous-v0 --hid "[64,64]"
     --steps_per_epoch 2000 --epochs 12 --start_steps 0 --update_after 1000

@@ -48,10 +48,12 @@ def test_python_m_spinup_tf_is_the_command_line(tmp_path):
     assert lines[0].startswith("error: unknown algorithm 'a2c'")
 
 
-def readme_example():
-    """The Python example of the README's "Install as a package" section."""
-    text = open(os.path.join(ROOT, 'README.md')).read()
-    section = text.split('## Install as a package', 1)[1].split('\n## ', 1)[0]
+def docs_example():
+    """The Python example of the docs' Getting started page, section "The same from
+    Python" (it was the README's "Install as a package" example before the README became one
+    screen)."""
+    text = open(os.path.join(ROOT, 'docs', 'getting-started.md')).read()
+    section = text.split('## The same from Python', 1)[1].split('\n## ', 1)[0]
     return re.search(r'```python\n(.*?)```', section, re.S).group(1)
 
 
@@ -74,12 +76,12 @@ def test_pip_install_e_into_a_fresh_venv(tmp_path):
     proc = subprocess.run([str(bin_dir / 'spinup-tf'), '--help'], cwd=str(elsewhere),
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0 and 'python run.py tune ALGO' in proc.stdout, proc.stderr
-    # The README's example, run from another folder with the venv's interpreter.
+    # The docs' example, run from another folder with the venv's interpreter.
     (elsewhere / 'example.py').write_text(
         'import spinup_tf, sys\n'
         'assert spinup_tf.__file__.startswith(%r), spinup_tf.__file__\n'
         'assert "tensorflow" not in sys.modules\n' % os.path.join(ROOT, 'spinup_tf')
-        + readme_example())
+        + docs_example())
     proc = subprocess.run([str(bin_dir / 'python'), 'example.py'], cwd=str(elsewhere),
                           capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

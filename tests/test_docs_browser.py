@@ -1,0 +1,146 @@
+"""The documentation site in a real browser: built, served on localhost and loaded in
+Debian's headless Chromium (``tests/docs_site.py`` drives it over the DevTools protocol).
+
+For the home page, an algorithm page (TD3) and a reproduction page (seed 003): the
+navigation is there, every equation was rendered by KaTeX and no raw TeX is left, every
+image loaded, nothing was requested from another host (the site works offline), and the
+console shows no error. The search box finds the TD3 page. The home and TD3 pages are photographed: into the test's folder, and
+into ``$SPINUP_DOCS_SCREENSHOTS`` when set (``SPINUP_DOCS_SCREENSHOTS=docs/images`` updates
+the README's screenshots).
+
+``.ci/run`` installs ``chromium`` when it is missing, so CI always runs this; elsewhere the
+test is skipped with that reason when no Chromium is installed.
+"""
+import os
+import struct
+import time
+
+import pytest
+
+import docs_site
+
+pytestmark = pytest.mark.skipif(
+    docs_site.chromium_path() is None,
+    reason='no chromium here: .ci/run installs it (apt-get install chromium), and so can you')
+
+# The page is ready once the theme's scripts ran and KaTeX has replaced every equation.
+READY = ("document.readyState === 'complete' && !!document.querySelector('.md-nav--primary')"
+         " && document.querySelectorAll('.arithmatex').length === "
+         "document.querySelectorAll('.arithmatex .katex').length")
+
+# What the test reads from a page, in one evaluation.
+INSPECT = """(() => {
+  const text = document.querySelector('article').innerText;
+  return {
+    title: document.title,
+    navLinks: Array.from(document.querySelectorAll('.md-nav--primary .md-nav__link'))
+                   .map(a => a.textContent.trim()),
+    math: document.querySelectorAll('.arithmatex').length,
+    rendered: document.querySelectorAll('.arithmatex .katex').length,
+    katexErrors: document.querySelectorAll('.katex-error').length,
+    rawTex: ['$$', '\\\\(', '\\\\)', '\\\\[', '\\\\]', '\\\\frac', '\\\\underE']
+              .filter(s => text.includes(s)),
+    images: Array.from(document.images).map(i => ({src: i.getAttribute('src'),
+                                                   ok: i.complete && i.naturalWidth > 0})),
+    tables: document.querySelectorAll('article table').length,
+    text: text,
+  };
+})()"""
+
+# Type a query into the theme's search box.
+SEARCH = """(() => {
+  const box = document.querySelector('.md-search__input');
+  box.focus();
+  box.value = '%s';
+  box.dispatchEvent(new Event('input', {bubbles: true}));
+  box.dispatchEvent(new KeyboardEvent('keyup', {bubbles: true}));
+  return true;
+})()"""
+
+PAGES = [
+    # (path, screenshot name and the heading it shows, what the page must hold)
+    ('', ('screenshot-home.png', None),
+     dict(math=False, images=1, words=['Two commands', 'IQM'])),
+    ('algorithms/td3/', ('screenshot-td3.png', 'key-equations'),
+     dict(math=True, images=4, words=['Pseudocode', 'q_loss', 'policy_delay',
+                                      'target_noise', 'Walker2d-v5'])),
+    ('reproductions/seed-003/', None,
+     dict(math=True, images=1, words=['update_count_from', 'tensorlayer-fixed',
+                                      'P(fixed > as written)', 'AverageTestEpRet'])),
+]
+
+
+@pytest.fixture(scope='module')
+def site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp('site')
+    proc = docs_site.build(folder, strict=False)  # strictness: test_docs.py
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return folder
+
+
+def png_size(path):
+    with open(path, 'rb') as f:
+        head = f.read(24)
+    assert head[:8] == b'\x89PNG\r\n\x1a\n', path
+    return struct.unpack('>II', head[16:24])
+
+
+def test_pages_render_offline_with_equations_figures_and_no_console_error(site, tmp_path):
+    shots = os.environ.get('SPINUP_DOCS_SCREENSHOTS')
+    with docs_site.Server(site) as server, \
+            docs_site.Browser(tmp_path / 'profile', width=1280, height=800) as browser:
+        for path, shot, want in PAGES:
+            url = server.url + path
+            browser.load(url, ready=READY)
+            page = browser.evaluate(INSPECT)
+            where = url + ': '
+
+            # Navigation: the theme's nav with every section of mkdocs.yml.
+            for section in ('Getting started', 'User guide', 'Algorithms', 'Reproductions',
+                            'Benchmark', 'Developer guide', 'TD3'):
+                assert section in page['navLinks'], where + 'no %r in the nav' % section
+
+            # Equations: rendered by KaTeX, none left as TeX, none in error.
+            if want['math']:
+                assert page['math'] > 0, where + 'no equation'
+            assert page['rendered'] == page['math'], where + 'equations left unrendered'
+            assert page['katexErrors'] == 0, where + 'KaTeX could not parse an equation'
+            assert not page['rawTex'], where + 'raw TeX in the text: %s' % page['rawTex']
+
+            # Figures: each one loaded.
+            broken = [i['src'] for i in page['images'] if not i['ok']]
+            assert not broken, where + 'broken images %s' % broken
+            assert len(page['images']) >= want['images'], where + 'figures missing'
+
+            # The generated tables and the code are on the page.
+            assert page['tables'] > 0, where + 'no table'
+            for word in want['words']:
+                assert word in page['text'], where + 'no %r' % word
+
+            # Offline: every request went to this server (or was inline data).
+            outside = [u for u in browser.requested_urls()
+                       if not u.startswith((server.url, 'data:', 'blob:', 'about:'))]
+            assert not outside, where + 'requests to other hosts: %s' % outside
+
+            assert browser.errors() == [], where + 'console errors'
+
+            if shot:
+                name, heading = shot
+                if heading:  # the equations rather than the title
+                    browser.evaluate("document.getElementById('%s').scrollIntoView(); "
+                                     "window.scrollBy(0, -60); true" % heading)
+                for folder in filter(None, [str(tmp_path), shots]):
+                    browser.screenshot(os.path.join(folder, name))
+                assert png_size(tmp_path / name) == (1280, 800)
+
+        # Search works offline: the theme's own index, searched in a web worker.
+        browser.load(server.url, ready=READY)
+        browser.evaluate(SEARCH % 'polyak')
+        deadline = time.time() + 30
+        while not browser.evaluate("document.querySelectorAll('.md-search-result__item a')"
+                                   ".length") and time.time() < deadline:
+            time.sleep(0.2)
+        hits = browser.evaluate("Array.from(document.querySelectorAll("
+                                "'.md-search-result__item a')).map(a => a.href)")
+        assert any('/algorithms/td3/' in h for h in hits), hits
+        assert browser.errors() == []
