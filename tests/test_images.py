@@ -130,6 +130,19 @@ class DotEnv(gym.Env):
         return self._frame(), r, False, self.t >= 20, {}
 
 
+@pytest.mark.parametrize('algo,continuous', [('ppo', False), ('trpo', True), ('vpg', False)])
+def test_image_observations_on_policy(tmp_path, algo, continuous):
+    """PPO, TRPO (its Hessian-vector products through the encoder) and VPG on images."""
+    from spinup_tf.algos import get_algo
+    get_algo(algo)(lambda: DotEnv(continuous), steps_per_epoch=200, epochs=2,
+                   ac_kwargs=dict(hidden_sizes=(16,)), train_v_iters=3,
+                   logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
+    with open(tmp_path / 'progress.txt') as f:
+        header, *rows = [line.rstrip('\n').split('\t') for line in f]
+    assert len(rows) == 2 and all(np.isfinite(float(v)) for r in rows for v in r)
+    assert 0 <= float(rows[-1][header.index('AverageEpRet')]) <= 20
+
+
 @pytest.mark.parametrize('algo,continuous', [('dqn', False), ('sac', False), ('sac', True)])
 def test_image_observations_train_and_act(tmp_path, algo, continuous):
     from spinup_tf.algos.dqn import dqn

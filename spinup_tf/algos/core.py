@@ -217,7 +217,7 @@ def mlp_categorical_policy(x, a, hidden_sizes, activation, output_activation, ac
         ``pi, logp, logp_pi, info, info_phs, d_kl``.
     """
     act_dim = action_space.n
-    logits = mlp(x, list(hidden_sizes) + [act_dim], activation, None)
+    logits = mlp(features(x), list(hidden_sizes) + [act_dim], activation, None)
     logp_all = tf.nn.log_softmax(logits)
     pi = random_categorical(logits)
     logp = tf.reduce_sum(tf.one_hot(a, depth=act_dim) * logp_all, axis=1)
@@ -256,7 +256,7 @@ def mlp_gaussian_policy(x, a, hidden_sizes, activation, output_activation, actio
         ``pi, logp, logp_pi, info, info_phs, d_kl``.
     """
     act_dim = a.shape.as_list()[-1]
-    mu = mlp(x, list(hidden_sizes) + [act_dim], activation, output_activation)
+    mu = mlp(features(x), list(hidden_sizes) + [act_dim], activation, output_activation)
     log_std = tf.get_variable(name='log_std',
                               initializer=-0.5 * np.ones(act_dim, dtype=np.float32))
     std = tf.exp(log_std)
@@ -305,7 +305,7 @@ def mlp_actor_critic(x, a, hidden_sizes=(64, 64), activation=tf.tanh, output_act
         pi, logp, logp_pi, info, info_phs, d_kl = policy(
             x, a, hidden_sizes, activation, output_activation, action_space)
     with tf.variable_scope('v'):
-        v = tf.squeeze(mlp(x, list(hidden_sizes) + [1], activation, None), axis=1)
+        v = tf.squeeze(mlp(features(x), list(hidden_sizes) + [1], activation, None), axis=1)
     return pi, logp, logp_pi, info, info_phs, d_kl, v
 
 

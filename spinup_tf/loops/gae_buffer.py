@@ -32,7 +32,8 @@ class GAEBuffer:
     =============  =================================  ===========================================
     Buffer         Shape                              Description
     =============  =================================  ===========================================
-    ``obs``        ``(size, obs_dim)``                Observations (float32).
+    ``obs``        ``(size, obs_dim)``                Observations (float32; images
+                                                      ``(size, H, W, C)`` in ``obs_dtype``).
     ``act``        ``(size, act_dim)`` or ``(size,)``  Actions (float32); ``act_dim`` None or
                                                       ``()`` stores scalar (Discrete) actions.
     ``adv``        ``(size,)``                        GAE-lambda advantages.
@@ -44,8 +45,9 @@ class GAEBuffer:
     =============  =================================  ===========================================
     """
 
-    def __init__(self, obs_dim, act_dim, size, info_shapes, gamma=0.99, lam=0.95):
-        self.obs_buf = np.zeros(combined_shape(size, obs_dim), dtype=np.float32)
+    def __init__(self, obs_dim, act_dim, size, info_shapes, gamma=0.99, lam=0.95,
+                 obs_dtype=np.float32):
+        self.obs_buf = np.zeros(combined_shape(size, obs_dim), dtype=obs_dtype)
         self.act_buf = np.zeros(combined_shape(size, act_dim), dtype=np.float32)
         self.adv_buf = np.zeros(size, dtype=np.float32)
         self.rew_buf = np.zeros(size, dtype=np.float32)

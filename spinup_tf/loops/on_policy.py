@@ -40,7 +40,8 @@ import numpy as np
 from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space
-from spinup_tf.utils.envs import flat_obs_dim, check_discrete_or_box
+from spinup_tf.utils.envs import observation_shape, check_discrete_or_box
+from spinup_tf.utils.flags import IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
@@ -94,7 +95,11 @@ class Run:
         self.num_test_episodes = self.options.num_test_episodes
 
         def check(env):
-            flat_obs_dim(env.observation_space, algo)
+            obs = observation_shape(env.observation_space, algo,
+                                    images=algo in IMAGE_ALGORITHMS)
+            if isinstance(obs, tuple) and self.options.normalize_obs:
+                raise UserInputError('--normalize_obs is for flat observations; images are '
+                                     'scaled to [0, 1] by the network')
             check_discrete_or_box(env.action_space, algo)
             check_positive_ints(steps_per_epoch=self.p.steps_per_epoch, epochs=self.p.epochs)
             n_test = self.num_test_episodes
@@ -112,7 +117,9 @@ class Run:
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env = self.setup.envs[0]
         self.test_env = self.setup.envs[1] if n_envs == 2 else None
-        self.obs_dim = flat_obs_dim(self.env.observation_space, algo)
+        # (H, W, C) or (C, H, W) for image observations, stored as the env gives them (uint8)
+        self.obs_dim = observation_shape(self.env.observation_space, algo,
+                                         images=algo in IMAGE_ALGORITHMS)
         self.actor_critic = self.hooks.actor_critic(config['actor_critic'])
         self.ac_kwargs = dict(config.get('ac_kwargs') or {})
 
@@ -156,7 +163,8 @@ class Run:
                 else ()
             # Experience buffer
             buf = GAEBuffer(self.obs_dim, act_shape, p.steps_per_epoch, info_shapes, p.gamma,
-                            p.lam)
+                            p.lam, obs_dtype=self.env.observation_space.dtype
+                            if isinstance(self.obs_dim, tuple) else np.float32)
             saved = {'pi': pi, 'v': v}
             if self.test_env is not None:  # test episodes (and test_policy) act with mu
                 saved['mu'] = deterministic_action(info, self.env.action_space)
@@ -192,7 +200,7 @@ def _test_policy(sess, x_ph, mu, space, clip):
         np.all(np.isfinite(space.high))
 
     def act(o):
-        a = fn(o.reshape(1, -1))[0]
+        a = fn(o[None])[0]
         return np.clip(a, space.low, space.high) if bounded else a
     return act
 
@@ -261,7 +269,7 @@ def policy_step_fns(sess, x_ph, get_action_ops, v, info_shapes=None):
     shapes = [tuple(info_shapes[k]) for k in sorted(info_shapes)] if info_shapes else None
 
     def step(o):
-        a, v_t, logp_t, *info_t = step_fn(o.reshape(1, -1))
+        a, v_t, logp_t, *info_t = step_fn(o[None])
         if shapes is not None:
             info_t = [np.reshape(x, s) for x, s in zip(info_t, shapes)]
         else:
@@ -269,7 +277,7 @@ def policy_step_fns(sess, x_ph, get_action_ops, v, info_shapes=None):
         return a[0], v_t[0], logp_t[0], info_t
 
     def value(o):
-        return v_fn(o.reshape(1, -1))[0]
+        return v_fn(o[None])[0]
     return step, value
 
 

@@ -149,7 +149,7 @@ OFF_POLICY_ACTIONS = {'ddpg': ('box',), 'td3': ('box',), 'sac': ('box', 'discret
 """The action spaces each off-policy algorithm handles (``'box'``: bounded flat ``Box``;
 ``'discrete'``: ``Discrete``). The on-policy ones handle both (``envs.check_discrete_or_box``)."""
 
-IMAGE_ALGORITHMS = ('dqn', 'sac')
+IMAGE_ALGORITHMS = ('dqn', 'sac', 'vpg', 'ppo', 'trpo', 'npg')
 """The algorithms whose networks read image observations (``core.features``: the Nature-DQN
 encoder first); the others need flat observations."""
 

@@ -50,9 +50,12 @@ def placeholders(*dims):
 def placeholder_from_space(space, name=None):
     """A batch placeholder matching a gymnasium space.
 
-    ``Box`` of shape ``(n,)`` gives float32 ``(batch, n)``; ``Discrete`` gives int32 ``(batch,)``.
+    ``Box`` of shape ``(n,)`` gives float32 ``(batch, n)``, of an image's shape ``(H, W, C)``
+    float32 ``(batch, H, W, C)``; ``Discrete`` gives int32 ``(batch,)``.
     """
     from gymnasium.spaces import Box, Discrete
+    if isinstance(space, Box) and len(space.shape) == 3:
+        return placeholder(tuple(int(n) for n in space.shape), name=name)
     if isinstance(space, Box):
         return placeholder(int(np.prod(space.shape)), name=name)
     if isinstance(space, Discrete):

@@ -1,0 +1,265 @@
+"""DQN against Stable-Baselines3's DQN at rl-baselines3-zoo's hyperparameters, with discrete
+SAC and PPO beside them, on the classic discrete-action envs.
+
+    python plots/dqn_vs_sb3.py [--envs CartPole-v1 ...] [--seeds 3] [--only ours sb3 sac ppo]
+    python plots/dqn_vs_sb3.py --no-run        # only the table and the figures
+
+Every run writes a tab-separated ``progress.txt`` in
+``plots/dqn_sb3/data/<who>/<env>/run/run_s<seed>/`` (ours: ``run.py``'s own run folder; SB3:
+this script's ``sb3-run`` child, which logs the same columns). At each epoch's end both test the greedy policy on 10 episodes of a separate env
+(``AverageTestEpRet``). A finished run (its steps reached) is skipped, so the script can be
+stopped and started again. The runs alternate ours and SB3 per (env, seed), in one session,
+one at a time, so their env steps/s are measured under the same load.
+
+Then ``plots/dqn_sb3/RESULTS.md``: per env, each agent's final test return (mean ± std over
+seeds) and the mean of its last three evaluations, the ratio ours / SB3, and env steps/s
+(steps over the whole run's wall time, tests included); and one figure per env.
+
+SB3 runs with one PyTorch thread, as our TF session has one intra-op thread (on this 2-core
+machine torch's default of a thread per core made its updates several times slower under
+load). SB3 (and PyTorch) are needed only here: ``pip install stable-baselines3``; they are not
+dependencies of spinup_tf.
+"""
+import argparse
+import csv
+import os
+import os.path as osp
+import subprocess
+import sys
+import time
+
+ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+OUT = osp.join(ROOT, 'plots', 'dqn_sb3')
+EVAL_EPISODES = 10
+
+# rl-baselines3-zoo, hyperparams/dqn.yml (policy MlpPolicy, net_arch [256, 256]). LunarLander
+# is -v3 here (gymnasium 1.x); zoo's entry is for -v2, the same task.
+ZOO = {
+    'CartPole-v1': dict(n_timesteps=50000, learning_rate=2.3e-3, batch_size=64,
+                        buffer_size=100000, learning_starts=1000, gamma=0.99,
+                        target_update_interval=10, train_freq=256, gradient_steps=128,
+                        exploration_fraction=0.16, exploration_final_eps=0.04),
+    'Acrobot-v1': dict(n_timesteps=100000, learning_rate=6.3e-4, batch_size=128,
+                       buffer_size=50000, learning_starts=0, gamma=0.99,
+                       target_update_interval=250, train_freq=4, gradient_steps=-1,
+                       exploration_fraction=0.12, exploration_final_eps=0.1),
+    'LunarLander-v3': dict(n_timesteps=100000, learning_rate=6.3e-4, batch_size=128,
+                           buffer_size=50000, learning_starts=0, gamma=0.99,
+                           target_update_interval=250, train_freq=4, gradient_steps=-1,
+                           exploration_fraction=0.12, exploration_final_eps=0.1),
+    'MountainCar-v0': dict(n_timesteps=120000, learning_rate=4e-3, batch_size=128,
+                           buffer_size=10000, learning_starts=1000, gamma=0.98,
+                           target_update_interval=600, train_freq=16, gradient_steps=8,
+                           exploration_fraction=0.2, exploration_final_eps=0.07),
+}
+NET = [256, 256]
+EPOCHS = 10  # evaluations per run: every n_timesteps / 10 steps
+WHO = ('ours', 'sb3', 'sac', 'ppo')  # DQN here, SB3's DQN, our discrete SAC, our PPO
+COMPARED = ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3')  # SAC and PPO rows
+
+
+def our_flags(env_id):
+    """``run.py dqn`` flags for zoo's settings on ``env_id``."""
+    z = ZOO[env_id]
+    gradient_steps = z['train_freq'] if z['gradient_steps'] == -1 else z['gradient_steps']
+    return ['--lr', repr(z['learning_rate']), '--batch_size', str(z['batch_size']),
+            '--replay_size', str(z['buffer_size']), '--start_steps', str(z['learning_starts']),
+            '--update_after', str(z['learning_starts']), '--gamma', repr(z['gamma']),
+            '--target_update_interval', str(z['target_update_interval']),
+            '--update_every', str(z['train_freq']), '--gradient_steps', str(gradient_steps),
+            '--exploration_fraction', repr(z['exploration_fraction']),
+            '--eps_end', repr(z['exploration_final_eps']), '--hid', str(NET).replace(' ', '')]
+
+
+def run_dir(who, env_id, seed):
+    return osp.join(OUT, 'data', who, env_id, 'run', 'run_s%d' % seed)
+
+
+def progress_rows(path):
+    try:
+        with open(path) as f:
+            return list(csv.DictReader(f, delimiter='\t'))
+    except OSError:
+        return []
+
+
+def finished(who, env_id, seed):
+    rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
+    return bool(rows) and float(rows[-1]['TotalEnvInteracts']) >= ZOO[env_id]['n_timesteps']
+
+
+def command(who, env_id, seed):
+    """The command of one run (a fresh process each)."""
+    steps = ZOO[env_id]['n_timesteps']
+    folder = run_dir(who, env_id, seed)
+    if who == 'sb3':
+        return [sys.executable, osp.abspath(__file__), 'sb3-run', env_id, str(seed), folder]
+    if osp.exists(osp.join(folder, 'checkpoint')):  # stopped part-way: continue it
+        return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
+    common = ['--env', env_id, '--seed', str(seed), '--steps_per_epoch', str(steps // EPOCHS),
+              '--epochs', str(EPOCHS), '--num_test_episodes', str(EVAL_EPISODES),
+              '--max_ep_len', '1000', '--data_dir', osp.dirname(osp.dirname(folder)),
+              '--exp_name', 'run', '--overwrite', 'True']
+    if who == 'ours':
+        return [sys.executable, osp.join(ROOT, 'run.py'), 'dqn'] + common + our_flags(env_id)
+    if who == 'sac':  # SAC's defaults, its start_steps scaled to the run (10 % of it)
+        return [sys.executable, osp.join(ROOT, 'run.py'), 'sac'] + common + [
+            '--start_steps', str(steps // 10), '--update_after', '1000']
+    return [sys.executable, osp.join(ROOT, 'run.py'), 'ppo'] + common  # PPO's defaults
+
+
+def sb3_run(env_id, seed, folder):
+    """One SB3 DQN run at zoo's settings, logging ``progress.txt`` as ours does."""
+    import numpy as np
+    import gymnasium as gym
+    import torch
+    from stable_baselines3 import DQN
+    torch.set_num_threads(1)  # as our session's one intra-op thread (utils/threads.py)
+    from stable_baselines3.common.callbacks import BaseCallback
+    z = dict(ZOO[env_id])
+    steps = z.pop('n_timesteps')
+    os.makedirs(folder, exist_ok=True)
+    from stable_baselines3.common.monitor import Monitor
+    env, test_env = Monitor(gym.make(env_id)), gym.make(env_id)
+    model = DQN('MlpPolicy', env, seed=seed, policy_kwargs=dict(net_arch=NET), verbose=0,
+                device='cpu', **z)
+    start = time.time()
+
+    class Log(BaseCallback):
+        """Every epoch: 10 greedy test episodes and one progress row."""
+
+        def __init__(self):
+            super().__init__()
+            self.rets, self.epoch, self.f = [], 0, open(osp.join(folder, 'progress.txt'), 'w')
+            self.f.write('Epoch\tAverageEpRet\tAverageTestEpRet\tStdTestEpRet\t'
+                         'TotalEnvInteracts\tTime\n')
+
+        def _on_step(self):
+            for info in self.locals.get('infos', []):
+                if 'episode' in info:
+                    self.rets.append(info['episode']['r'])
+            if self.num_timesteps % (steps // EPOCHS) == 0:
+                self.epoch += 1
+                test = []
+                for k in range(EVAL_EPISODES):
+                    o, _ = test_env.reset(seed=seed + 10000 * self.epoch + k)
+                    done, ret = False, 0.0
+                    while not done:
+                        a, _ = self.model.predict(o, deterministic=True)
+                        o, r, term, trunc, _ = test_env.step(a)
+                        ret += r
+                        done = term or trunc
+                    test.append(ret)
+                ep = np.mean(self.rets) if self.rets else float('nan')
+                self.f.write('%d\t%r\t%r\t%r\t%d\t%r\n' % (
+                    self.epoch, float(ep), float(np.mean(test)), float(np.std(test)),
+                    self.num_timesteps, time.time() - start))
+                self.f.flush()
+                self.rets = []
+            return True
+
+    model.learn(total_timesteps=steps, callback=Log())
+
+
+def run_all(envs, seeds, only):
+    jobs = [(who, env_id, seed) for env_id in envs for seed in range(seeds)
+            for who in only if who in ('ours', 'sb3') or env_id in COMPARED]
+    todo = [j for j in jobs if not finished(*j)]
+    print('%d runs to do' % len(todo), flush=True)
+    for who, env_id, seed in todo:
+        t0 = time.time()
+        log = osp.join(OUT, 'data', 'logs', '%s_%s_s%d.log' % (who, env_id, seed))
+        os.makedirs(osp.dirname(log), exist_ok=True)
+        with open(log, 'a') as err:
+            code = subprocess.call(command(who, env_id, seed), stdout=subprocess.DEVNULL,
+                                   stderr=err, cwd=ROOT)
+        print('%-5s %-15s seed %d: %s in %.0f s' % (who, env_id, seed,
+                                                   'done' if code == 0 else 'exit %d' % code,
+                                                   time.time() - t0), flush=True)
+
+
+def summary(who, env_id, seeds):
+    """Per finished seed: final test return, mean of the last 3 evaluations, steps/s."""
+    import numpy as np
+    out = []
+    for seed in range(seeds):
+        if not finished(who, env_id, seed):
+            continue
+        rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
+        test = [float(r['AverageTestEpRet']) for r in rows]
+        out.append((test[-1], float(np.mean(test[-3:])),
+                    float(rows[-1]['TotalEnvInteracts']) / float(rows[-1]['Time'])))
+    return np.array(out)
+
+
+def write_results(envs, seeds):
+    import numpy as np
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    lines = ['# DQN against Stable-Baselines3 (rl-baselines3-zoo settings), with discrete SAC '
+             'and PPO', '',
+             'Made by `python plots/dqn_vs_sb3.py --seeds %d`. Test return: 10 greedy episodes '
+             'at each of %d evaluations; "final" is the last, "last 3" the mean of the last '
+             'three; mean ± std over the finished seeds. env steps/s: a run\'s steps over its '
+             'wall time (tests included), all runs one at a time in one session, ours and '
+             'SB3 alternating.' % (seeds, EPOCHS), '',
+             '| env | steps | agent | seeds | final test return | last 3 | ours / SB3 (last 3) '
+             '| env steps/s | speed ours / SB3 |', '|---|---|---|---|---|---|---|---|---|']
+    labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
+    for env_id in envs:
+        sums = {who: summary(who, env_id, seeds) for who in WHO}
+        sb3 = sums['sb3']
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for who in WHO:
+            s = sums[who]
+            if not len(s):
+                continue
+            ratio = speed = ''
+            if who == 'ours' and len(sb3):
+                ratio = '%.2f' % (s[:, 1].mean() / sb3[:, 1].mean()) if sb3[:, 1].mean() > 0 \
+                    else '(SB3 mean %.1f)' % sb3[:, 1].mean()
+                speed = '%.2f' % (s[:, 2].mean() / sb3[:, 2].mean())
+            lines.append('| %s | %d | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %.0f | %s |' % (
+                env_id, ZOO[env_id]['n_timesteps'], labels[who], len(s), s[:, 0].mean(),
+                s[:, 0].std(), s[:, 1].mean(), s[:, 1].std(), ratio, s[:, 2].mean(), speed))
+            curves = []
+            for seed in range(seeds):
+                if finished(who, env_id, seed):
+                    rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
+                    curves.append([float(r['AverageTestEpRet']) for r in rows])
+            c = np.array(curves)
+            x = np.arange(1, c.shape[1] + 1) * ZOO[env_id]['n_timesteps'] / EPOCHS
+            ax.plot(x, c.mean(0), label=labels[who])
+            ax.fill_between(x, c.mean(0) - c.std(0), c.mean(0) + c.std(0), alpha=0.2)
+        ax.set_title(env_id)
+        ax.set_xlabel('env steps')
+        ax.set_ylabel('AverageTestEpRet (greedy, 10 episodes)')
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)
+        plt.close(fig)
+    with open(osp.join(OUT, 'RESULTS.md'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ['sb3-run']:
+        sb3_run(argv[1], int(argv[2]), argv[3])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--envs', nargs='+', default=list(ZOO), choices=list(ZOO))
+    parser.add_argument('--seeds', type=int, default=3)
+    parser.add_argument('--only', nargs='+', default=list(WHO), choices=WHO)
+    parser.add_argument('--no-run', action='store_true')
+    args = parser.parse_args(argv)
+    os.makedirs(OUT, exist_ok=True)
+    if not args.no_run:
+        run_all(args.envs, args.seeds, args.only)
+    write_results(args.envs, args.seeds)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
