@@ -49,7 +49,8 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
 
     Args:
         env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space and a ``Discrete``
+            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+            through ``core.nature_cnn``) and a ``Discrete``
             action space.
 
         actor_critic: The Q network (named ``actor_critic`` as every algorithm's network is,

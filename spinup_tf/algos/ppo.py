@@ -19,7 +19,8 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
     Args:
         env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space and a Discrete or
+            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+            through ``core.nature_cnn``) and a Discrete or
             flat Box action space.
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and

@@ -24,7 +24,8 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
 
     Args:
         env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space and a bounded flat
+            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+            through ``core.nature_cnn``) and a bounded flat
             Box action space, or a ``Discrete`` one (discrete SAC, below).
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and

@@ -26,7 +26,8 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
     Args:
         env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space and a Discrete or
+            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+            through ``core.nature_cnn``) and a Discrete or
             flat Box action space.
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
@@ -150,7 +151,7 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     no line search.
 
     Args (each as :func:`trpo` describes it at length):
-        env_fn: makes the env: a flat Box observation space, a Discrete or flat Box action
+        env_fn: makes the env: a flat Box observation space (or uint8 images), a Discrete or flat Box action
             space.
 
         actor_critic: the actor-critic, with the Symbol/Shape contract of :func:`trpo`
