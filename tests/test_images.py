@@ -170,10 +170,9 @@ def test_atari_from_the_command_line_trains_tests_and_records(tmp_path):
     data = tmp_path / 'data'
     proc = run_cli('dqn', '--env', 'ALE/Pong-v5', '--steps_per_epoch', '120', '--epochs', '1',
                    '--start_steps', '60', '--update_after', '60', '--replay_size', '300',
-                   '--num_test_episodes', '1', '--max_ep_len', '60', '--data_dir', data,
-                   '--exp_name', 'pong')
+                   '--num_test_episodes', '1', '--max_ep_len', '60', '--data_dir', data)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    run_dir = data / 'pong' / 'pong_s0'
+    run_dir = data / 'dqn_ALE-Pong-v5' / 'dqn_ALE-Pong-v5_s0'  # the id's "/" is not a folder
     import json
     config = json.loads((run_dir / 'config.json').read_text())
     assert config['ac_kwargs'] == {'hidden_sizes': [512]} and config['eps_end'] == 0.01

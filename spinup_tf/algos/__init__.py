@@ -7,7 +7,7 @@ import importlib
 
 from spinup_tf.utils.flags import (ALGORITHM_SOURCES, OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS,
                                    algorithm_parameters, docstring, option_comments)
-from spinup_tf.utils.envs import (flat_obs_dim, observation_shape, check_action_space,
+from spinup_tf.utils.envs import (observation_shape, check_action_space,
                                   check_discrete_or_box)
 
 
@@ -17,7 +17,7 @@ def _off_policy_spaces(env, algo):
 
 
 def _stochastic_policy_spaces(env, algo):
-    flat_obs_dim(env.observation_space, algo)
+    observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
     check_discrete_or_box(env.action_space, algo)
 
 

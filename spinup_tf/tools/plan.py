@@ -180,7 +180,7 @@ def build_runs(name, tokens):
 
     base_name = run_opts.get('exp_name') or (
         name + ('_' + preset_name if preset is not None else '')
-        + ('_' + env_ids[0] if len(env_ids) == 1 else ''))
+        + ('_' + env_ids[0].replace('/', '-') if len(env_ids) == 1 else ''))  # ALE/Pong-v5
     grid = _CliGrid(base_name)
     grid.add('env_name', env_ids, 'env')
     if 'ac_kwargs' in grid_flags:
