@@ -181,3 +181,54 @@ def test_atari_from_the_command_line_trains_tests_and_records(tmp_path):
                    tmp_path / 'v')
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / 'v' / 'episode-0.mp4').stat().st_size > 1000
+
+
+def _frame_stack_stream(rng, steps, k=4, shape=(6, 5), game_len=37, life_len=11):
+    """Transitions of a frame-stacked game: stacks shift by one new frame per step; a game
+    starts with its first frame repeated (gymnasium's padding); a lost life ends the
+    learner's episode but the next one continues the stacks (the game goes on)."""
+    out, t_game = [], 0
+    frame = lambda: rng.randint(0, 256, size=shape).astype(np.uint8)
+    first = frame()
+    stack = np.stack([first] * k)
+    for t in range(steps):
+        nxt = np.concatenate([stack[1:], frame()[None]])
+        t_game += 1
+        game_over, life_lost = t_game % game_len == 0, t_game % life_len == 0
+        out.append((stack, nxt, game_over or life_lost))
+        if game_over:
+            first = frame()
+            stack = np.stack([first] * k)
+        elif life_lost:  # the no-op step of the reset
+            stack = np.concatenate([nxt[1:], frame()[None]])
+        else:
+            stack = nxt
+    return out
+
+
+@pytest.mark.parametrize('size', [1000, 53])
+def test_frame_stack_buffer_gives_the_stacks_stored(size):
+    """Against the buffer of whole stacks, on the same stream, before and after the ring
+    wraps (53 slots, 300 transitions): every transition it may draw is the one stored; at
+    most k - 1 of the oldest are left out; a checkpoint restores it."""
+    from spinup_tf.loops.replay_buffer import FrameStackReplayBuffer
+    rng = np.random.RandomState(0)
+    whole = ReplayBuffer((4, 6, 5), 3, size, obs_dtype=np.uint8)
+    frames = FrameStackReplayBuffer((4, 6, 5), 3, size)
+    for i, (o, o2, end) in enumerate(_frame_stack_stream(rng, 300)):
+        a = np.eye(3, dtype=np.float32)[i % 3]
+        whole.store(o, a, float(i), o2, float(end), episode_end=end)
+        frames.store(o, a, float(i), o2, float(end), episode_end=end)
+    held = np.flatnonzero(frames.valid[:frames.filled])
+    assert set(held) <= set(np.flatnonzero(whole.valid[:whole.filled]))
+    assert whole.size - frames.size <= 3 and frames.size == len(held)
+    a, b = whole.sample_batch(idxs=held), frames.sample_batch(idxs=held)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    restored = FrameStackReplayBuffer((4, 6, 5), 3, size)
+    restored.load_state_dict({k: np.array(v) for k, v in frames.state_dict().items()})
+    for key, value in restored.sample_batch(idxs=held).items():
+        np.testing.assert_array_equal(value, b[key])
+    if size == 1000:  # one frame per slot, plus one stack per game
+        assert frames.frames.nbytes == 1000 * 6 * 5
+        assert len(frames.heads) == 300 // 37 + 1

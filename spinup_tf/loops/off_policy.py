@@ -36,7 +36,8 @@ from spinup_tf.utils.progress import Progress
 from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.loops.hooks import counted_update
 from spinup_tf.loops.noise import exploration_noise, noise_state, load_noise_state
-from spinup_tf.loops.replay_buffer import ReplayBuffer, MIN_SLOTS
+from spinup_tf.loops.replay_buffer import ReplayBuffer, FrameStackReplayBuffer, MIN_SLOTS
+from spinup_tf.utils.atari import is_atari_env
 from spinup_tf.loops.session import Setup, split_config
 from spinup_tf.loops.skeleton import EpochLoop
 
@@ -147,9 +148,16 @@ class Run:
                 engine = FastEngine(self, update, batch, act, explore, plain.diagnostics,
                                     hooks.transform_batch)
             if engine is None or engine.replay_buffer is None:
-                replay_buffer = ReplayBuffer(
-                    self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
-                    obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
+                if self.images and is_atari_env(self.env):  # each frame of the stacks once
+                    replay_buffer = FrameStackReplayBuffer(self.obs_dim, self.act_dim,
+                                                           p.replay_size,
+                                                           hooks.sample_with_replacement)
+                else:
+                    replay_buffer = ReplayBuffer(
+                        self.obs_dim, self.act_dim, p.replay_size,
+                        hooks.sample_with_replacement,
+                        obs_dtype=self.env.observation_space.dtype if self.images
+                        else np.float32)
             else:
                 replay_buffer = engine.replay_buffer
         sess = self.setup.start_session(*saved, init_ops=init_ops)
