@@ -209,6 +209,8 @@ def write_results(envs, seeds):
     labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
     for env_id in envs:
         sums = {who: summary(who, env_id, seeds) for who in WHO}
+        if not any(len(s) for s in sums.values()):
+            continue  # no finished run yet
         sb3 = sums['sb3']
         fig, ax = plt.subplots(figsize=(6, 4))
         for who in WHO:
@@ -244,6 +246,7 @@ def write_results(envs, seeds):
 
 
 def main(argv=None):
+    global OUT
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ['sb3-run']:
         sb3_run(argv[1], int(argv[2]), argv[3])
@@ -253,7 +256,9 @@ def main(argv=None):
     parser.add_argument('--seeds', type=int, default=3)
     parser.add_argument('--only', nargs='+', default=list(WHO), choices=WHO)
     parser.add_argument('--no-run', action='store_true')
+    parser.add_argument('--out', default=OUT, help='default plots/dqn_sb3')
     args = parser.parse_args(argv)
+    OUT = args.out
     os.makedirs(OUT, exist_ok=True)
     if not args.no_run:
         run_all(args.envs, args.seeds, args.only)

@@ -1,0 +1,51 @@
+"""plots/dqn_vs_sb3.py without SB3: zoo's settings become run.py flags as SB3 reads them, and
+the table and figures come from the progress files (the runs themselves need SB3)."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                'plots'))
+import dqn_vs_sb3 as bench  # noqa: E402
+
+
+def test_zoo_settings_become_our_flags():
+    flags = dict(zip(*[iter(bench.our_flags('Acrobot-v1'))] * 2))
+    # gradient_steps -1 (SB3: as many as the steps collected) is train_freq
+    assert flags['--update_every'] == '4' and flags['--gradient_steps'] == '4'
+    assert flags['--start_steps'] == flags['--update_after'] == '0'
+    assert flags['--target_update_interval'] == '250' and flags['--hid'] == '[256,256]'
+    flags = dict(zip(*[iter(bench.our_flags('CartPole-v1'))] * 2))
+    assert flags['--update_every'] == '256' and flags['--gradient_steps'] == '128'
+    assert float(flags['--eps_end']) == 0.04 and float(flags['--lr']) == 2.3e-3
+
+
+def _progress(path, returns, seconds):
+    os.makedirs(path)
+    steps = bench.ZOO['CartPole-v1']['n_timesteps'] // bench.EPOCHS
+    with open(os.path.join(path, 'progress.txt'), 'w') as f:
+        f.write('Epoch\tAverageTestEpRet\tTotalEnvInteracts\tTime\n')
+        for i, r in enumerate(returns):
+            f.write('%d\t%r\t%d\t%r\n' % (i + 1, r, steps * (i + 1), seconds * (i + 1) / 10))
+
+
+def test_table_and_figure_from_progress_files(tmp_path):
+    out = str(tmp_path)
+    for seed in range(2):
+        bench.OUT = out
+        _progress(bench.run_dir('ours', 'CartPole-v1', seed), [100.0] * 7 + [200, 300, 400],
+                  100.0)
+        _progress(bench.run_dir('sb3', 'CartPole-v1', seed), [100.0] * 7 + [100, 150, 200],
+                  300.0)
+    _progress(bench.run_dir('sb3', 'CartPole-v1', 2), [100.0] * 5, 150.0)  # not finished
+    assert bench.main(['--no-run', '--envs', 'CartPole-v1', 'Acrobot-v1', '--seeds', '3',
+                       '--out', out]) == 0
+    text = (tmp_path / 'RESULTS.md').read_text()
+    ours = [l for l in text.splitlines() if '| DQN (ours) |' in l][0].split(' | ')
+    sb3 = [l for l in text.splitlines() if '| SB3 DQN |' in l][0].split(' | ')
+    assert ours[3] == '2' and sb3[3] == '2'  # the unfinished seed is left out
+    assert ours[4] == '400.0 ± 0.0' and ours[5] == '300.0 ± 0.0' and sb3[5] == '150.0 ± 0.0'
+    assert ours[6] == '2.00' and ours[8].strip(' |') == '3.00'  # returns and speed over SB3's
+    assert (tmp_path / 'CartPole-v1.png').stat().st_size > 1000
+    assert 'Acrobot-v1' not in text and not (tmp_path / 'Acrobot-v1.png').exists()
