@@ -166,12 +166,23 @@ def stale(doc, variant, folder):
     return False
 
 
+def resumable(folder):
+    """Whether ``run.py resume`` would take ``folder``'s checkpoint (one made by an older
+    version, without the records a resume checks, is not: that run starts afresh)."""
+    from spinup_tf.utils.checkpoint import verify, CheckpointError
+    try:
+        verify(folder)
+    except CheckpointError:
+        return False
+    return True
+
+
 def command(doc, variant, seed, budget, data_dir, afresh=False):
-    """The ``run.py`` command of one run, or its ``resume`` when it has a checkpoint (and is
-    not to start ``afresh``)."""
+    """The ``run.py`` command of one run, or its ``resume`` when it has a checkpoint that
+    resume takes (and is not to start ``afresh``)."""
     folder = run_folder(data_dir, doc, variant, seed)
     run_py = osp.join(ROOT, 'run.py')
-    if osp.isdir(osp.join(folder, 'checkpoint')) and not afresh:
+    if osp.isdir(osp.join(folder, 'checkpoint')) and not afresh and resumable(folder):
         return [sys.executable, run_py, 'resume', folder]
     epochs, spe = variant_budget(doc, variant, budget)
     cmd = [sys.executable, run_py, doc.algo]
