@@ -26,7 +26,7 @@ def test_full_budgets_are_the_seeds_own():
     assert budget['rllab-mxnet']['seed'][1] == 1000 and budget['rllab-mxnet']['default'][1] == 4000
 
 
-def test_commands_name_the_variant_and_resume_a_killed_run(tmp_path):
+def test_commands_name_the_variant_and_resume_a_killed_run(tmp_path, monkeypatch):
     rp = load()
     doc = next(d for d in rp.DOCUMENTS if d.key == 'tensorlayer')
     seed, fixed, default = (rp.command(doc, v, 1, 'full', str(tmp_path)) for v in rp.VARIANTS)
@@ -36,6 +36,12 @@ def test_commands_name_the_variant_and_resume_a_killed_run(tmp_path):
     assert folder.endswith(os.path.join('td3_tensorlayer-fixed_Pendulum-v1',
                                         'td3_tensorlayer-fixed_Pendulum-v1_s1'))
     os.makedirs(os.path.join(folder, 'checkpoint'))
+    # A checkpoint resume would refuse (here: an empty one; in practice one made before
+    # checkpoints recorded their rows) starts the run afresh, replacing it ...
+    again = rp.command(doc, 'fixed', 1, 'full', str(tmp_path))
+    assert again[2:5] == [doc.algo, '--preset', 'tensorlayer-fixed'] and '--overwrite' in again
+    # ... one that utils.checkpoint.verify accepts is resumed.
+    monkeypatch.setattr(rp, 'resumable', lambda f: f == folder)
     assert rp.command(doc, 'fixed', 1, 'full', str(tmp_path))[2:] == ['resume', folder]
 
 
