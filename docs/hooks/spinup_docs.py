@@ -39,7 +39,7 @@ REPRODUCE_RESULTS = os.path.join(ROOT, 'plots', 'reproduce', 'full', 'RESULTS.md
 BENCHMARK_RESULTS = os.path.join(ROOT, 'plots', 'benchmark', 'RESULTS.md')
 # Figures the site shows, at their repository paths (globs relative to the repository).
 FIGURES = ['plots/benchmark/*.png', 'plots/benchmark/*/*.png', 'plots/reproduce/full/*.png',
-           'plots/normalization/*.png', 'plots/tune/*.png']
+           'plots/normalization/*.png', 'plots/tune/*.png', 'plots/dqn_sb3/*.png']
 
 
 class GenerationError(Exception):
