@@ -89,6 +89,15 @@ def random_batch(rng, n, act_low, act_high):
                 done=(rng.rand(n) < 0.3).astype(np.float32))
 
 
+def one_hot_batch(rng, n, n_acts, obs_dim):
+    """A random batch of a Discrete-action env: actions as one-hot rows ``(n, n_acts)``."""
+    return dict(obs1=rng.randn(n, obs_dim).astype(np.float32),
+                obs2=rng.randn(n, obs_dim).astype(np.float32),
+                acts=np.eye(n_acts, dtype=np.float32)[rng.randint(n_acts, size=n)],
+                rews=rng.randn(n).astype(np.float32),
+                done=(rng.rand(n) < 0.3).astype(np.float32))
+
+
 def feed(g, batch):
     return {g.batch[k]: v for k, v in batch.items()}
 

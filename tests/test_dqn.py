@@ -8,6 +8,7 @@ import numpy as np
 import gymnasium as gym
 import pytest
 
+import offpolicy_graphs
 from offpolicy_graphs import capture, run_call, calls, weights, shift_targets, numpy_mlp
 from spinup_tf.algos.dqn import dqn, linear_schedule
 from spinup_tf.utils.tf1 import tf, make_session
@@ -23,12 +24,8 @@ def cartpole():
     return gym.make('CartPole-v1')
 
 
-def one_hot_batch(rng, n, obs_dim=4):
-    return dict(obs1=rng.randn(n, obs_dim).astype(np.float32),
-                obs2=rng.randn(n, obs_dim).astype(np.float32),
-                acts=np.eye(N_ACTS, dtype=np.float32)[rng.randint(N_ACTS, size=n)],
-                rews=rng.randn(n).astype(np.float32),
-                done=(rng.rand(n) < 0.3).astype(np.float32))
+def one_hot_batch(rng, n):
+    return offpolicy_graphs.one_hot_batch(rng, n, N_ACTS, 4)
 
 
 def q_by_hand(w, x, dueling):

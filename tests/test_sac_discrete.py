@@ -6,6 +6,7 @@ import gymnasium as gym
 import pytest
 from scipy.special import log_softmax
 
+import offpolicy_graphs
 from offpolicy_graphs import capture, run_call, calls, weights, shift_targets, numpy_mlp
 from spinup_tf.fast.mirrors import policy_mirror, check_mirror
 
@@ -16,12 +17,8 @@ def acrobot():
     return gym.make('Acrobot-v1')
 
 
-def one_hot_batch(rng, n, obs_dim=6):
-    return dict(obs1=rng.randn(n, obs_dim).astype(np.float32),
-                obs2=rng.randn(n, obs_dim).astype(np.float32),
-                acts=np.eye(N_ACTS, dtype=np.float32)[rng.randint(N_ACTS, size=n)],
-                rews=rng.randn(n).astype(np.float32),
-                done=(rng.rand(n) < 0.3).astype(np.float32))
+def one_hot_batch(rng, n):
+    return offpolicy_graphs.one_hot_batch(rng, n, N_ACTS, 6)
 
 
 def feed(g, b):

@@ -160,6 +160,17 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             with tf.variable_scope('alpha'):
                 tf.get_variable('log_alpha', shape=(), initializer=tf.zeros_initializer())
 
+        def temperature(logp_pi):
+            """``(alpha, losses)``: the temperature as a tensor and, with ``alpha='auto'``,
+            ``{'alpha': -log(alpha) * (log pi + target entropy)}``, whose descent raises
+            alpha while the policy's entropy is below the target (``{}`` otherwise)."""
+            if alpha != 'auto':
+                return tf.constant(float(alpha), dtype=tf.float32), {}
+            with tf.variable_scope('alpha', reuse=True):
+                log_alpha = tf.get_variable('log_alpha', shape=())
+            return tf.exp(log_alpha), {'alpha': -tf.reduce_mean(
+                log_alpha * tf.stop_gradient(logp_pi + float(target_entropy)))}
+
         def sac_losses(batch):
             """SAC's policy, value and temperature losses from one forward pass of a batch."""
             x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
@@ -172,15 +183,7 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             with tf.variable_scope('target', reuse=True):
                 # target q values, using actions from *current* policy
                 _, _, _, q1_targ, q2_targ = actor_critic(x2, pi_next, **ac_kwargs)
-            losses = {}
-            if alpha == 'auto':
-                with tf.variable_scope('alpha', reuse=True):
-                    log_alpha = tf.get_variable('log_alpha', shape=())
-                alpha_t = tf.exp(log_alpha)
-                losses['alpha'] = -tf.reduce_mean(
-                    log_alpha * tf.stop_gradient(logp_pi + float(target_entropy)))
-            else:
-                alpha_t = tf.constant(float(alpha), dtype=tf.float32)
+            alpha_t, losses = temperature(logp_pi)
 
             # Min Double-Q:
             min_q_pi = tf.minimum(q1_pi, q2_pi)
@@ -211,15 +214,7 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             probs, probs_next = tf.exp(logp_all), tf.exp(logp_all_next)
             # E_{a ~ pi}[log pi(a|s)]: minus the policy's entropy at s, (batch,)
             logp_pi = tf.reduce_sum(probs * logp_all, axis=1)
-            losses = {}
-            if alpha == 'auto':
-                with tf.variable_scope('alpha', reuse=True):
-                    log_alpha = tf.get_variable('log_alpha', shape=())
-                alpha_t = tf.exp(log_alpha)
-                losses['alpha'] = -tf.reduce_mean(
-                    log_alpha * tf.stop_gradient(logp_pi + float(target_entropy)))
-            else:
-                alpha_t = tf.constant(float(alpha), dtype=tf.float32)
+            alpha_t, losses = temperature(logp_pi)
 
             # Soft state value of s' under the current policy, from the target Q functions
             min_q_targ_all = tf.minimum(q1_targ_all, q2_targ_all)
