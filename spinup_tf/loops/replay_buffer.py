@@ -124,12 +124,15 @@ class FrameStackReplayBuffer(ReplayBuffer):
         self.done_buf = np.zeros(n, dtype=np.float32)
         self._written = None  # the slot last written ahead (its observation is stored)
 
-    def _put(self, slot, obs, prev):
+    def _put(self, slot, obs, prev, prev_obs=None):
         """Store observation ``obs`` ``(k, H, W)`` in ``slot``; ``prev`` is the slot it may
-        continue (or None)."""
+        continue (or None), ``prev_obs`` that slot's observation when the caller holds it
+        (else it is rebuilt)."""
         self.heads.pop(slot, None)
         self.frames[slot] = obs[-1]
-        if prev is not None and np.array_equal(self.stacks(np.array([prev]))[0][1:], obs[:-1]):
+        if prev is not None and prev_obs is None:
+            prev_obs = self.stacks(np.array([prev]))[0]
+        if prev is not None and np.array_equal(prev_obs[1:], obs[:-1]):
             self.depth[slot] = min(self.depth[prev] + 1, self.k - 1)
             self.head_of[slot] = self.head_of[prev]
         else:
@@ -153,7 +156,7 @@ class FrameStackReplayBuffer(ReplayBuffer):
         slot, nxt = self._advance(episode_end)
         if not continuing:  # an episode's first observation (after a stub, maybe the same game)
             self._put(slot, obs, (slot - 1) % self.max_size if after_stub else None)
-        self._put(nxt, next_obs, slot)
+        self._put(nxt, next_obs, slot, obs)  # obs is slot's observation: no rebuild per step
         self._written = nxt
         self.acts_buf[slot] = act
         self.rews_buf[slot] = rew
