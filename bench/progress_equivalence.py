@@ -23,6 +23,9 @@ SHORT_ON = ['--epochs', '2', '--steps_per_epoch', '400']
 CASES = {}
 for algo in ('td3', 'ddpg', 'sac'):
     CASES['%s-default' % algo] = [algo, '--env', 'Pendulum-v1', '--max_ep_len', '150'] + SHORT_OFF
+CASES['dqn-default'] = ['dqn', '--env', 'CartPole-v1', '--max_ep_len', '150'] + SHORT_OFF
+CASES['sac-default-discrete'] = ['sac', '--env', 'CartPole-v1', '--max_ep_len', '150'] \
+    + SHORT_OFF
 for algo in ('ppo', 'vpg', 'trpo', 'npg'):
     CASES['%s-default-discrete' % algo] = [algo, '--env', 'CartPole-v1'] + SHORT_ON
     CASES['%s-default-box' % algo] = [algo, '--env', 'Pendulum-v1', '--max_ep_len', '150'] \
@@ -48,6 +51,8 @@ for name, args in PRESET_CASES.items():
     CASES['preset-' + name] = args
     i = args.index('--preset')
     fixed = args[:i + 1] + [args[i + 1] + '-fixed'] + args[i + 2:]
+    if name in ('seed-000', 'udemy'):  # fixed, they update from Spinning Up's step 1000
+        fixed += ['--update_after', '100']
     CASES['preset-' + name + '-fixed'] = fixed
 
 

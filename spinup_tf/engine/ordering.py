@@ -116,10 +116,15 @@ def _clipped(grads_and_vars, max_norm):
     return list(zip(clipped, variables))
 
 
-def build_call(order, call, batch):
+def build_call(order, call, batch, gradients=True):
     """Build one ``train(*steps)`` call (``spinup_tf.engine.steps``) on ``batch``, ordered by
     ``order``: first every loss of the call (from the parameters as they were before it),
     then the writes, in the order of ``call``.
+
+    ``gradients=False`` builds the losses and the optimizers' variables (Adam's moments and
+    beta powers) but no backward pass: each optimizer applies zero gradients. That call only
+    tells the diagnostics and makes the variables (the fast engine's window, which updates
+    through its own copy of the call, needs no more); it must not run.
 
     Returns:
         ``(diagnostics, ops)``: ``[(loss_fn, its diagnostics dict)]`` for the call's loss
@@ -134,8 +139,12 @@ def build_call(order, call, batch):
                     memo[id(step.loss_fn)] = step.loss_fn(batch)
                     diagnostics.append((step.loss_fn, memo[id(step.loss_fn)][1]))
                 loss = step.pick(memo[id(step.loss_fn)][0])
-                grads.append(_clipped(step.optimizer.compute_gradients(
-                    loss, var_list=step.var_list), step.max_grad_norm))
+                if gradients:
+                    grads.append(_clipped(step.optimizer.compute_gradients(
+                        loss, var_list=step.var_list), step.max_grad_norm))
+                else:
+                    grads.append([(tf.zeros(v.shape, v.dtype.base_dtype), v)
+                                  for v in step.var_list])
             else:
                 grads.append(None)
     ops = []

@@ -28,15 +28,20 @@ class PlainUpdates:
     Spinning Up ``sess.run`` with chained control dependencies:
     ``spinup_tf.engine.ordering.build_call``). ``diagnostics`` maps each loss function to its
     ``{key: shape}`` (the fast engine's window needs them); ``keys`` lists every key.
+
+    ``gradients=False`` (a run whose updates all go through the fast engine's window) builds
+    only what the window needs from here: the losses, for their diagnostics, and the
+    optimizers' variables (``build_call``); :meth:`window` is then unavailable. The random
+    draws of the losses are built either way, so the window's draws are the same ones.
     """
 
-    def __init__(self, update, batch, batch_transform=None):
-        self.update, self.batch = update, batch
+    def __init__(self, update, batch, batch_transform=None, gradients=True):
+        self.update, self.batch, self.gradients = update, batch, gradients
         self.phs = [batch[k] for k in ('obs1', 'obs2', 'acts', 'rews', 'done')]
         fed = batch_transform(dict(batch)) if batch_transform is not None else batch
         self.calls, self.diagnostics = [], {}
         for call in distinct_calls(update):
-            out, ops = build_call(ProgramOrder(), call, fed)
+            out, ops = build_call(ProgramOrder(), call, fed, gradients=gradients)
             merged = {k: v for _, d in out for k, v in d.items()}
             names = sorted(merged)
             self.calls.append((call, names, [merged[k] for k in names] + [tf.group(ops)]))
@@ -46,14 +51,20 @@ class PlainUpdates:
 
     def window(self, sess, replay_buffer, batch_size, logger):
         """``window(n)``: ``n`` updates, each on a fresh numpy batch from ``replay_buffer``;
-        the diagnostics go to ``logger``."""
-        runs = [(call, names, sess.make_callable(fetches, feed_list=self.phs))
-                for call, names, fetches in self.calls]
+        the diagnostics go to ``logger``. Each call's callable is made when it first runs
+        (the fast engine builds this window too, as its fallback)."""
+        if not self.gradients:
+            raise RuntimeError('these updates were built without gradients, for the fast '
+                               'engine\'s window only')
+        runs = [[call, names, fetches, None] for call, names, fetches in self.calls]
 
         def train_call(feeds):
             def train(*steps):
-                for call, names, run in runs:
+                for entry in runs:
+                    call, names, fetches, run = entry
                     if len(call) == len(steps) and all(a is b for a, b in zip(call, steps)):
+                        if run is None:
+                            run = entry[3] = sess.make_callable(fetches, feed_list=self.phs)
                         values = run(*feeds)
                         logger.store(**dict(zip(names, values[:-1])))
                         return

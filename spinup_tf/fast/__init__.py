@@ -25,6 +25,17 @@ on-policy one is ``fast.on_policy``.
 from spinup_tf.fast.mirrors import NoMirror, check_mirror, policy_mirror
 from spinup_tf.fast.window import NoFastPath, build_window, FusedUpdater
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+from spinup_tf.engine.steps import period
+
+
+def unfused(run, update):
+    """Why the fast engine cannot run ``update``'s window for ``run`` (its updates then go
+    through the plain engine, with a log line), or None when it can."""
+    if run.images:
+        return 'the graph replay buffer holds flat observations, not images'
+    if period(update) is None:
+        return 'the update\'s schedule does not repeat within 12 updates'
+    return None
 
 
 class FastEngine:
@@ -48,9 +59,9 @@ class FastEngine:
         self.act, self.explore = act, explore
         self.mirror, self.checks = policy_mirror(batch['obs1'], act, explore, 'main/pi',
                                                  run.policy_space)
-        self.replay_buffer = self.window = self.reason = None
-        if run.images:
-            self.reason = 'the graph replay buffer holds flat observations, not images'
+        self.replay_buffer = self.window = None
+        self.reason = unfused(run, update)
+        if self.reason is not None:
             return
         buffer = GraphReplayBuffer(run.obs_dim, run.act_dim, run.p.replay_size,
                                    run.hooks.sample_with_replacement)
@@ -59,9 +70,12 @@ class FastEngine:
         for d in diagnostics.values():  # per-sample diagnostics have the batch's size
             for key, shape in d.items():
                 d[key] = [batch_size if n is None else n for n in shape]
+        # The loop's windows: gradient_steps updates each, or an episode's length's worth
+        sizes = None if run.options.update_at_episode_end else \
+            [run.gradient_steps * run.options.updates_per_step]
         try:
             self.window = build_window(buffer, batch_size, update, diagnostics, weights,
-                                       batch_transform=batch_transform)
+                                       batch_transform=batch_transform, sizes=sizes)
             self.replay_buffer = buffer
         except NoFastPath as e:
             self.reason = str(e)

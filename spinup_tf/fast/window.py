@@ -18,7 +18,9 @@ The schedule is static: ``update`` is traced for ``j < period`` in Python, so no
 decides anything at run time. A loop iteration runs ``chunk`` updates (a multiple of the
 period, at least 2, so that consecutive updates overlap where they share no variable). A
 window of ``n = k * chunk + r`` updates runs ``k`` iterations, then ``r`` unrolled updates:
-one fetch per ``r`` is built, all sharing the loop.
+one fetch per ``r`` is built, all sharing the loop; a run whose windows all have one size
+builds only the ``r`` of that size (``sizes``), and each fetch's callable is made when it first
+runs, so a short run that never updates never pays for Grappler's pass over the window.
 """
 from types import SimpleNamespace
 
@@ -35,7 +37,7 @@ class NoFastPath(Exception):
 
 
 def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=None,
-                 batch_transform=None):
+                 batch_transform=None, sizes=None):
     """Build the fused window in the default graph.
 
     Args:
@@ -51,11 +53,14 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
             fixed indices to compare with the plain engine).
         batch_transform: ``batch_transform(batch) -> batch`` applied to every batch, or
             None.
+        sizes: the window sizes (updates) the run will ask for, or None for any size. Only
+            the tails ``r = size % chunk`` they need are built (their random draws are the
+            last ones built, so leaving one out changes no other draw).
 
     Returns:
         A namespace with ``chunk``, ``feed_list`` (the staging placeholders, ``filled_ph``,
-        ``n_chunks_ph``), ``fetches[r]`` (``{key: (count, ...) stacked values}`` and the
-        weights, for a window of ``k * chunk + r`` updates).
+        ``n_chunks_ph``), ``fetches`` (``{r: ({key: (count, ...) stacked values}, weights)}``
+        for a window of ``k * chunk + r`` updates, for each ``r`` built).
     """
     p = period(update)
     if p is None:
@@ -123,8 +128,9 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
         final = final if keys else [final]  # a loop of one variable returns it bare
         c_end, loop_arrays = final[0], dict(zip(keys, final[1:]))
 
-        fetches = []
-        for r in range(chunk):
+        fetches = {}
+        tails = range(chunk) if sizes is None else sorted({int(n) % chunk for n in sizes})
+        for r in tails:
             with tf.name_scope('tail_%d' % r):
                 base = {key: c_end * per_chunk.get(key, 0) for key in keys}
                 arrays, frontier, _ = updates(c_end * chunk, r, [c_end], dict(loop_arrays),
@@ -133,7 +139,7 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
                     outputs = {key: arrays[key].stack() for key in keys}
                 with tf.control_dependencies(frontier + list(outputs.values())):
                     weight_values = [tf.identity(v) for v in weights]
-            fetches.append((outputs, weight_values))
+            fetches[r] = (outputs, weight_values)
     return SimpleNamespace(chunk=chunk, n_chunks_ph=n_chunks_ph, fetches=fetches,
                            feed_list=list(buffer.stage_phs) + [buffer.filled_ph, n_chunks_ph])
 
@@ -160,18 +166,27 @@ class FusedUpdater:
     """
 
     def __init__(self, sess, buffer, window, on_outputs, on_weights=None):
-        self.buffer, self.chunk = buffer, window.chunk
+        self.sess, self.buffer, self.window, self.chunk = sess, buffer, window, window.chunk
         buffer.attach(sess)
-        self.names = sorted(window.fetches[0][0])
-        self._runs = [sess.make_callable([outputs[k] for k in self.names] + list(weights),
-                                         feed_list=window.feed_list)
-                      for outputs, weights in window.fetches]
+        self.names = sorted(next(iter(window.fetches.values()))[0])
+        self._runs = {}  # r -> callable, made at the first window of that tail
         self.on_outputs, self.on_weights = on_outputs, on_weights
+
+    def _run(self, r):
+        if r not in self._runs:
+            if r not in self.window.fetches:
+                raise ValueError('no fused window was built for %d updates modulo %d'
+                                 % (r, self.chunk))
+            outputs, weights = self.window.fetches[r]
+            self._runs[r] = self.sess.make_callable(
+                [outputs[k] for k in self.names] + list(weights),
+                feed_list=self.window.feed_list)
+        return self._runs[r]
 
     def __call__(self, n_updates):
         k, r = divmod(int(n_updates), self.chunk)
         buf = self.buffer
-        values = self._runs[r](*buf.staged_feeds(), buf.filled, k)
+        values = self._run(r)(*buf.staged_feeds(), buf.filled, k)
         n = len(self.names)
         self.on_outputs(dict(zip(self.names, values[:n])))
         if self.on_weights is not None and len(values) > n:

@@ -141,12 +141,17 @@ class Run:
         options, p, hooks = self.options, self.p, self.hooks
         update = counted_update(update, hooks)
         with self.graph.as_default():
-            plain = PlainUpdates(update, batch, hooks.transform_batch)
-            engine = None
+            fast = None
             if options.fused:
-                from spinup_tf.fast import FastEngine
-                engine = FastEngine(self, update, batch, act, explore, plain.diagnostics,
-                                    hooks.transform_batch)
+                import spinup_tf.fast as fast
+            # The plain engine's updates, or (when the fast engine's window will run them)
+            # only the losses and optimizer variables the window needs from them
+            plain = PlainUpdates(update, batch, hooks.transform_batch,
+                                 gradients=fast is None or fast.unfused(self, update) is not None)
+            engine = None
+            if fast is not None:
+                engine = fast.FastEngine(self, update, batch, act, explore, plain.diagnostics,
+                                         hooks.transform_batch)
             if engine is None or engine.replay_buffer is None:
                 if self.images and is_atari_env(self.env):  # each frame of the stacks once
                     replay_buffer = FrameStackReplayBuffer(self.obs_dim, self.act_dim,
@@ -166,8 +171,9 @@ class Run:
         explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
             else None
         graph_act = act_fn
-        update_window, on_restore = plain.window(sess, replay_buffer, p.batch_size,
-                                                 self.logger), None
+        update_window = plain.window(sess, replay_buffer, p.batch_size, self.logger) \
+            if plain.gradients else None
+        on_restore = None
         if engine is not None:
             act_fn, explore_fn, update_window, on_restore = engine.start(
                 sess, act_fn, explore_fn, update_window)
@@ -227,11 +233,14 @@ def _check(env, algo, p, options):
 
 
 def _graph_policy(sess, x_ph, tensor):
-    """``f(o)``: ``tensor`` at one observation, one ``sess.run``."""
-    fn = sess.make_callable(tensor, feed_list=[x_ph])
+    """``f(o)``: ``tensor`` at one observation, one ``sess.run`` (its callable is made at the
+    first call: the fast engine's numpy mirror usually acts instead)."""
+    fn = []
 
     def policy(o):
-        return fn(o[None])[0]
+        if not fn:
+            fn.append(sess.make_callable(tensor, feed_list=[x_ph]))
+        return fn[0](o[None])[0]
     return policy
 
 
