@@ -100,6 +100,45 @@ def test_saved_model_round_trip(tmp_path):
     sess.close()
 
 
+def test_later_saves_write_the_graph_the_builder_writes(tmp_path):
+    """After the first save of a finalized graph, ``save_state`` writes only the variables
+    anew and the first save's ``saved_model.pb`` again: byte for byte what TF's SavedModel
+    Builder writes, with the variables of the moment, and it loads."""
+    from spinup_tf.utils.tf1 import tf, placeholder, mlp, make_session
+    graph = tf.Graph()
+    with graph.as_default():
+        x = placeholder(3)
+        with tf.variable_scope('main'):
+            pi = mlp(x, [4, 2])
+        sess = make_session(graph)
+        sess.run(tf.global_variables_initializer())
+        logger = EpochLogger(output_dir=str(tmp_path / 'run'), quiet=True)
+        logger.setup_tf_saver(sess, inputs={'x': x}, outputs={'pi': pi})
+        variables = tf.global_variables()
+        graph.finalize()
+    logger.save_state({'epoch': 1})
+    for v in variables:  # the weights move between the two saves
+        v.load(sess.run(v) + 1.0, sess)
+    logger.save_state({'epoch': 2})
+    with graph.as_default():
+        builder = tf.saved_model.Builder(str(tmp_path / 'reference'))
+        builder.add_meta_graph_and_variables(
+            sess, [tf.saved_model.tag_constants.SERVING],
+            signature_def_map={'serving_default': logger._saver_info['signature']},
+            saver=logger.tf_saver, strip_default_attrs=True)
+        builder.save()
+    saved = tmp_path / 'run' / 'tf1_save'
+    assert (saved / 'saved_model.pb').read_bytes() == \
+        (tmp_path / 'reference' / 'saved_model.pb').read_bytes()
+    assert sorted(os.listdir(saved / 'variables')) == \
+        sorted(os.listdir(tmp_path / 'reference' / 'variables'))
+    expected = sess.run(pi, {x: np.ones((1, 3))})
+    with tf.Graph().as_default() as g2, tf.Session(graph=g2) as s2:
+        tf.saved_model.loader.load(s2, [tf.saved_model.tag_constants.SERVING], str(saved))
+        np.testing.assert_array_equal(s2.run(pi.name, {x.name: np.ones((1, 3))}), expected)
+    sess.close()
+
+
 def test_setup_logger_kwargs_layout(tmp_path):
     kw = setup_logger_kwargs('td3_x', 7, str(tmp_path))
     assert kw['output_dir'] == os.path.join(str(tmp_path), 'td3_x', 'td3_x_s7')

@@ -218,13 +218,26 @@ class Logger:
             if osp.exists(p):
                 shutil.rmtree(p)
         sess = info['session']
-        with sess.graph.as_default():  # the SavedModel exports the *default* graph
-            builder = tf.saved_model.Builder(tmp)
-            builder.add_meta_graph_and_variables(
-                sess, [tf.saved_model.tag_constants.SERVING],
-                signature_def_map={'serving_default': info['signature']},
-                saver=info['saver'], strip_default_attrs=True)
-            builder.save()
+        if sess.graph.finalized and info.get('saved_model_pb') is not None:
+            # The graph cannot change once finalized, so neither can saved_model.pb (the
+            # graph, the signature, the saver's names): write the first save's bytes again
+            # and only the variables anew, as the Builder does.
+            os.makedirs(osp.join(tmp, 'variables'))
+            info['saver'].save(sess, osp.join(tmp, 'variables', 'variables'),
+                               write_meta_graph=False, write_state=False)
+            with open(osp.join(tmp, 'saved_model.pb'), 'xb') as f:  # tmp is new
+                f.write(info['saved_model_pb'])
+        else:
+            with sess.graph.as_default():  # the SavedModel exports the *default* graph
+                builder = tf.saved_model.Builder(tmp)
+                builder.add_meta_graph_and_variables(
+                    sess, [tf.saved_model.tag_constants.SERVING],
+                    signature_def_map={'serving_default': info['signature']},
+                    saver=info['saver'], strip_default_attrs=True)
+                builder.save()
+            if sess.graph.finalized:
+                with open(osp.join(tmp, 'saved_model.pb'), 'rb') as f:
+                    info['saved_model_pb'] = f.read()
         model_info = dict(
             inputs={k: v.name for k, v in info['inputs'].items()},
             outputs={k: v.name for k, v in info['outputs'].items()},
