@@ -67,6 +67,27 @@ def test_argument_errors_without_tensorflow(argv):
     assert len(errors) == 1 and errors[0].startswith('error: '), proc.stderr
 
 
+GRID_PROBE = """
+import sys
+sys.path.insert(0, %r)
+import spinup_tf.tools.cli as cli
+cli.run_experiments = lambda experiments, **kw: print(
+    'PROBE', len(experiments), 'tensorflow' in sys.modules) or []
+cli.main(sys.argv[1:])
+"""
+
+
+def test_a_grid_of_workers_is_planned_without_tensorflow(tmp_path):
+    """``--workers 2``: the runs import TensorFlow in their workers (forked from a server
+    that imported it once); the command that plans them does not, so the server's import is
+    the only one a grid waits for."""
+    proc = subprocess.run([sys.executable, '-c', GRID_PROBE % REPO, 'td3', '--env',
+                           'Pendulum-v1', '--seed', '0', '1', '--workers', '2', '--data_dir',
+                           str(tmp_path)], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert 'PROBE 2 False' in proc.stdout, proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize('name', list(ALGOS))
 def test_parameters_read_from_source_are_the_signature(name):
     """The ast reading of the source gives what importing the module gives."""

@@ -217,8 +217,9 @@ def build_runs(name, tokens):
         check_can_train(full)
         check_replay_memory(full.get('replay_size'), *env_sizes[e.kwargs['env_fn'].env_id])
         check_writable(e.output_dir)
-        check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
-                        e.kwargs.get('ac_kwargs'))
+        if e.kwargs.get('ac_kwargs') is not None:  # (the default imports TensorFlow)
+            check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
+                            e.kwargs['ac_kwargs'])
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
             raise UserInputError(earlier_run_message(e.output_dir))
         if osp.isdir(e.output_dir) and not run_opts.get('overwrite', False):
