@@ -28,6 +28,36 @@ def pytest_configure(config):
         '(pip install -e .); CI runs it with the rest')
 
 
+# The longest tests (each half a minute or more on 2 cores), started first: pytest-xdist
+# hands tests out in collection order, so a long one collected last would leave the other
+# worker idle at the end. Only the order changes; every test still runs.
+LONG_FIRST = (
+    'tests/test_grid.py::test_ray_backend_on_a_local_instance',
+    'tests/test_package.py::test_pip_install_e_into_a_fresh_venv',
+    'tests/test_reproduce_script.py::test_a_tiny_sitting_runs_the_three_variants',
+    'tests/test_learning.py',
+    'tests/test_repeatable.py',
+    'tests/test_cli.py::test_run_plot_test_policy_end_to_end',
+    'tests/test_grid.py::test_four_variants_with_two_workers',
+    'tests/test_full_disk.py::test_disk_full_mid_run_stops_cleanly_and_resume_continues',
+    'tests/test_resume_cli.py',
+    'tests/test_fused.py',
+    'tests/test_docs_browser.py',
+    'tests/test_docs.py::test_committed_results_are_what_the_committed_progress_files_make',
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put the tests of ``LONG_FIRST`` first (in its order, then their own), the rest after
+    in collection order."""
+    def rank(item):
+        for i, prefix in enumerate(LONG_FIRST):
+            if item.nodeid.startswith(prefix):
+                return i
+        return len(LONG_FIRST)
+    items[:] = sorted(items, key=rank)  # sorted is stable: the rest keep their order
+
+
 def load_plot_script(name):
     """The module of ``plots/<name>.py`` (the scripts are not a package)."""
     import importlib.util
