@@ -50,7 +50,11 @@ class ProgramOrder:
         """``var``'s value, read after its last write."""
         key = _key(var)
         with tf.control_dependencies(self._after_write(key)):
-            value = tf.identity(var)
+            if hasattr(var, 'handle'):  # a resource variable: one read op, its gradient the
+                value = tf.raw_ops.ReadVariableOp(resource=var.handle,  # variable's
+                                                  dtype=var.dtype.base_dtype)
+            else:
+                value = tf.identity(var)
         self.reads.setdefault(key, []).append(value.op)
         return value
 
