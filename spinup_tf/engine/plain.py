@@ -15,7 +15,7 @@ The fast engine (``spinup_tf.fast``) computes the same steps with fewer ``sess.r
 """
 import numpy as np
 
-from spinup_tf.utils.tf1 import tf
+from spinup_tf.utils.tf1 import tf, lazy_callable
 from spinup_tf.engine.ordering import ProgramOrder, build_call
 from spinup_tf.engine.steps import Repeat, distinct_calls
 
@@ -56,15 +56,13 @@ class PlainUpdates:
         if not self.gradients:
             raise RuntimeError('these updates were built without gradients, for the fast '
                                'engine\'s window only')
-        runs = [[call, names, fetches, None] for call, names, fetches in self.calls]
+        runs = [(call, names, lazy_callable(sess, fetches, self.phs))
+                for call, names, fetches in self.calls]
 
         def train_call(feeds):
             def train(*steps):
-                for entry in runs:
-                    call, names, fetches, run = entry
+                for call, names, run in runs:
                     if len(call) == len(steps) and all(a is b for a, b in zip(call, steps)):
-                        if run is None:
-                            run = entry[3] = sess.make_callable(fetches, feed_list=self.phs)
                         values = run(*feeds)
                         logger.store(**dict(zip(names, values[:-1])))
                         return

@@ -24,7 +24,7 @@ runs, so a short run that never updates never pays for Grappler's pass over the 
 """
 from types import SimpleNamespace
 
-from spinup_tf.utils.tf1 import tf
+from spinup_tf.utils.tf1 import tf, lazy_callable
 from spinup_tf.engine.steps import period, trace
 from spinup_tf.engine.ordering import ProgramOrder, build_call
 from spinup_tf.fast.graph_replay_buffer import (sample_indices, sample_distinct_indices,
@@ -166,21 +166,18 @@ class FusedUpdater:
     """
 
     def __init__(self, sess, buffer, window, on_outputs, on_weights=None):
-        self.sess, self.buffer, self.window, self.chunk = sess, buffer, window, window.chunk
+        self.buffer, self.chunk = buffer, window.chunk
         buffer.attach(sess)
         self.names = sorted(next(iter(window.fetches.values()))[0])
-        self._runs = {}  # r -> callable, made at the first window of that tail
+        self._runs = {r: lazy_callable(sess, [outputs[k] for k in self.names] + list(weights),
+                                       window.feed_list)
+                      for r, (outputs, weights) in window.fetches.items()}
         self.on_outputs, self.on_weights = on_outputs, on_weights
 
     def _run(self, r):
         if r not in self._runs:
-            if r not in self.window.fetches:
-                raise ValueError('no fused window was built for %d updates modulo %d'
-                                 % (r, self.chunk))
-            outputs, weights = self.window.fetches[r]
-            self._runs[r] = self.sess.make_callable(
-                [outputs[k] for k in self.names] + list(weights),
-                feed_list=self.window.feed_list)
+            raise ValueError('no fused window was built for %d updates modulo %d'
+                             % (r, self.chunk))
         return self._runs[r]
 
     def __call__(self, n_updates):

@@ -28,6 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 from gymnasium.spaces import Discrete
 
+from spinup_tf.utils.tf1 import lazy_callable
 from spinup_tf.utils.envs import observation_shape, box_action_bounds, check_action_space
 from spinup_tf.utils.flags import OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
@@ -235,12 +236,10 @@ def _check(env, algo, p, options):
 def _graph_policy(sess, x_ph, tensor):
     """``f(o)``: ``tensor`` at one observation, one ``sess.run`` (its callable is made at the
     first call: the fast engine's numpy mirror usually acts instead)."""
-    fn = []
+    fn = lazy_callable(sess, tensor, [x_ph])
 
     def policy(o):
-        if not fn:
-            fn.append(sess.make_callable(tensor, feed_list=[x_ph]))
-        return fn[0](o[None])[0]
+        return fn(o[None])[0]
     return policy
 
 

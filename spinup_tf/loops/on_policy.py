@@ -39,7 +39,7 @@ from types import SimpleNamespace
 import numpy as np
 from gymnasium.spaces import Box
 
-from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space
+from spinup_tf.utils.tf1 import tf, placeholders, placeholder_from_space, lazy_callable
 from spinup_tf.utils.envs import observation_shape, check_discrete_or_box
 from spinup_tf.utils.flags import IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
@@ -195,7 +195,7 @@ class Run:
 def _test_policy(sess, x_ph, mu, space, clip):
     """``act(o)``: the deterministic action at one observation (a Box one clipped to the
     bounds when ``clip``, as training's)."""
-    fn = sess.make_callable(mu, feed_list=[x_ph])
+    fn = lazy_callable(sess, mu, [x_ph])
     bounded = clip and isinstance(space, Box) and np.all(np.isfinite(space.low)) and \
         np.all(np.isfinite(space.high))
 
@@ -264,8 +264,8 @@ def policy_step_fns(sess, x_ph, get_action_ops, v, info_shapes=None):
     reshapes each fetched ``info`` entry to its per-step shape: a batched ``(1, d)`` one and
     an unbatched ``(d,)`` one (the Gaussian's ``log_std``) both become ``(d,)``.
     """
-    step_fn = sess.make_callable(get_action_ops, feed_list=[x_ph])
-    v_fn = sess.make_callable(v, feed_list=[x_ph])
+    step_fn = lazy_callable(sess, get_action_ops, [x_ph])
+    v_fn = lazy_callable(sess, v, [x_ph])
     shapes = [tuple(info_shapes[k]) for k in sorted(info_shapes)] if info_shapes else None
 
     def step(o):

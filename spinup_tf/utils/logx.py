@@ -179,8 +179,7 @@ class Logger:
             all_finite = tf.reduce_all([tf.reduce_all(tf.is_finite(v)) for v in trainable]) \
                 if trainable else tf.constant(True)
         self._saver_info = dict(session=sess, inputs=dict(inputs), outputs=dict(outputs),
-                                saver=saver, signature=signature,
-                                all_finite=sess.make_callable(all_finite))
+                                saver=saver, signature=signature, all_finite=all_finite)
 
     @property
     def session(self):
@@ -195,7 +194,12 @@ class Logger:
 
     def params_finite(self):
         """True when every trainable variable holds only finite numbers (or no model)."""
-        return self._saver_info is None or bool(self._saver_info['all_finite']())
+        if self._saver_info is None:
+            return True
+        info = self._saver_info
+        if not callable(info['all_finite']):  # made at the first check, not at start-up
+            info['all_finite'] = info['session'].make_callable(info['all_finite'])
+        return bool(info['all_finite']())
 
     def save_state(self, state_dict=None, itr=None, suffix=''):
         """Save the registered model (and a small JSON-serialisable ``state_dict``).

@@ -310,3 +310,16 @@ def make_session(graph=None, intra_op_threads=None, inter_op_threads=None):
         inter_op_parallelism_threads=inter if inter_op_threads is None else inter_op_threads,
         allow_soft_placement=True)
     return tf.Session(graph=graph, config=config)
+
+
+def lazy_callable(sess, fetches, feed_list=()):
+    """``sess.make_callable(fetches, feed_list)``, made at the first call: making one prunes
+    and optimises its part of the graph, which a run that never calls it (the fast engine's
+    numpy policy acts instead of the graph's) should not wait for at start-up."""
+    made = []
+
+    def call(*args):
+        if not made:
+            made.append(sess.make_callable(fetches, feed_list=list(feed_list)))
+        return made[0](*args)
+    return call
