@@ -288,6 +288,7 @@ def _worker_context(threads, experiments):
     with other thread settings.
     """
     import multiprocessing
+    from spinup_tf.algos import ALGOS
     env = threads.env()
     if 'forkserver' not in multiprocessing.get_all_start_methods() or \
             _forkserver['env'] not in (None, env):
@@ -296,6 +297,11 @@ def _worker_context(threads, experiments):
     if _forkserver['env'] is None:
         modules = {getattr(e.thunk, '__module__', None) or type(e.thunk).__module__
                    for e in experiments}
+        # An algorithm run by name (AlgoThunk): its module too, with its loop and engines
+        modules |= {ALGOS[e.thunk.name][0] for e in experiments
+                    if getattr(e.thunk, 'name', None) in ALGOS}
+        if any(e.kwargs.get('fused', True) for e in experiments):
+            modules |= {'spinup_tf.fast', 'spinup_tf.fast.on_policy'}
         ctx.set_forkserver_preload(FORKSERVER_PRELOAD + sorted(
             m for m in modules if m and m not in ('__main__', 'builtins')))
         _forkserver['env'] = env  # it starts with the first worker, inside applied(threads)
