@@ -139,51 +139,11 @@ class Run:
                 steps once updates have started (DQN's target network), after that step's
                 updates.
         """
-        options, p, hooks = self.options, self.p, self.hooks
-        update = counted_update(update, hooks)
-        with self.graph.as_default():
-            fast = None
-            if options.fused:
-                import spinup_tf.fast as fast
-            # The plain engine's updates, or (when the fast engine's window will run them)
-            # only the losses and optimizer variables the window needs from them
-            plain = PlainUpdates(update, batch, hooks.transform_batch,
-                                 gradients=fast is None or fast.unfused(self, update) is not None)
-            engine = None
-            if fast is not None:
-                engine = fast.FastEngine(self, update, batch, act, explore, plain.diagnostics,
-                                         hooks.transform_batch)
-            if engine is None or engine.replay_buffer is None:
-                if self.images and is_atari_env(self.env):  # each frame of the stacks once
-                    replay_buffer = FrameStackReplayBuffer(self.obs_dim, self.act_dim,
-                                                           p.replay_size,
-                                                           hooks.sample_with_replacement)
-                else:
-                    replay_buffer = ReplayBuffer(
-                        self.obs_dim, self.act_dim, p.replay_size,
-                        hooks.sample_with_replacement,
-                        obs_dtype=self.env.observation_space.dtype if self.images
-                        else np.float32)
-            else:
-                replay_buffer = engine.replay_buffer
+        update = counted_update(update, self.hooks)
+        plain, engine, replay_buffer = self._build_engines(update, batch, act, explore)
         sess = self.setup.start_session(*saved, init_ops=init_ops)
-
-        act_fn = _graph_policy(sess, batch['obs1'], act)
-        explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
-            else None
-        graph_act = act_fn
-        update_window = plain.window(sess, replay_buffer, p.batch_size, self.logger) \
-            if plain.gradients else None
-        on_restore = None
-        if engine is not None:
-            act_fn, explore_fn, update_window, on_restore = engine.start(
-                sess, act_fn, explore_fn, update_window)
-        if explore_fn is None and self.discrete:
-            explore_fn = act_fn  # greedy (epsilon-greedy's random actions are the loop's)
-        elif explore_fn is None:
-            noise = exploration_noise(options.noise, self.act_noise, self.act_dim,
-                                      p.max_ep_len)
-            explore_fn = hooks.explore(act_fn, noise, self.act_low, self.act_high)
+        act_fn, explore_fn, update_window, on_restore = self._start_engines(
+            sess, batch, act, explore, plain, engine, replay_buffer)
         if target_update is not None:
             op, interval = target_update
             target_update = (sess.make_callable(op), interval)
@@ -196,10 +156,63 @@ class Run:
         loop = OffPolicyLoop(self, agent, replay_buffer)
         try:
             loop.run()
-            if options.videos and loop.finished:
-                self.record_videos(graph_act, options.videos)
+            if self.options.videos and loop.finished:
+                self.record_videos(_graph_policy(sess, batch['obs1'], act),
+                                   self.options.videos)
         finally:
             sess.close()
+
+    def _build_engines(self, update, batch, act, explore):
+        """Build, in the run's graph, what runs the updates: ``(plain, engine,
+        replay_buffer)``. ``plain`` is the plain engine's ``PlainUpdates``; ``engine`` the fast
+        engine (``--fused True``), or None; ``replay_buffer`` the fast engine's graph buffer
+        when its window runs the updates, else a numpy one (Atari frames kept once each)."""
+        options, p, hooks = self.options, self.p, self.hooks
+        with self.graph.as_default():
+            fast = None
+            if options.fused:
+                import spinup_tf.fast as fast
+            # The plain engine's updates, or (when the fast engine's window will run them)
+            # only the losses and optimizer variables the window needs from them
+            plain = PlainUpdates(update, batch, hooks.transform_batch,
+                                 gradients=fast is None or fast.unfused(self, update) is not None)
+            engine = None
+            if fast is not None:
+                engine = fast.FastEngine(self, update, batch, act, explore, plain.diagnostics,
+                                         hooks.transform_batch)
+            if engine is not None and engine.replay_buffer is not None:
+                return plain, engine, engine.replay_buffer
+            if self.images and is_atari_env(self.env):  # each frame of the stacks once
+                replay_buffer = FrameStackReplayBuffer(self.obs_dim, self.act_dim,
+                                                       p.replay_size,
+                                                       hooks.sample_with_replacement)
+            else:
+                replay_buffer = ReplayBuffer(
+                    self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
+                    obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
+        return plain, engine, replay_buffer
+
+    def _start_engines(self, sess, batch, act, explore, plain, engine, replay_buffer):
+        """On the started session: ``(act, explore, update_window, on_restore)`` for the loop.
+        The acting functions are the graph's, or the fast engine's numpy mirror; ``explore``
+        adds the exploration noise to ``act`` unless the algorithm samples its own (SAC) or
+        acts greedily between its epsilon-greedy random actions (DQN)."""
+        act_fn = _graph_policy(sess, batch['obs1'], act)
+        explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
+            else None
+        update_window = plain.window(sess, replay_buffer, self.p.batch_size, self.logger) \
+            if plain.gradients else None
+        on_restore = None
+        if engine is not None:
+            act_fn, explore_fn, update_window, on_restore = engine.start(
+                sess, act_fn, explore_fn, update_window)
+        if explore_fn is None and self.discrete:
+            explore_fn = act_fn  # greedy (epsilon-greedy's random actions are the loop's)
+        elif explore_fn is None:
+            noise = exploration_noise(self.options.noise, self.act_noise, self.act_dim,
+                                      self.p.max_ep_len)
+            explore_fn = self.hooks.explore(act_fn, noise, self.act_low, self.act_high)
+        return act_fn, explore_fn, update_window, on_restore
 
     def record_videos(self, act, episodes):
         """``episodes`` deterministic episodes of the final policy, recorded to
