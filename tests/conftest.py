@@ -20,6 +20,12 @@ if ROOT not in sys.path:
 
 
 def pytest_configure(config):
+    # `-n 2` alone means pytest-xdist's `load` mode, which hands each worker its tests in
+    # batches up front and never takes them back: on 2 cores the last ~8 minutes of the
+    # suite ran one worker while the other sat idle (sampled from /proc/stat, 1.2 of 2 cores
+    # busy). `worksteal` lets an idle worker take queued tests from the busy one.
+    if getattr(config.option, 'dist', 'no') == 'load':
+        config.option.dist = 'worksteal'
     config.addinivalue_line(
         'markers', 'expensive: about a minute or more on 2 cores (a multi-seed learning test); '
         '`-m "not expensive"` leaves them out, `python -m pytest -q` (CI) runs them')
