@@ -1,7 +1,7 @@
 """Test helpers: an off-policy algorithm's real graph, built by calling the algorithm with
 ``Run.train`` replaced by a capture, and the tools to check it against numpy.
 
-``core.random_normal`` is replaced by :func:`fixed_draw` while the graph is built, so every
+``random_normal`` of ``core`` and ``distributions`` is replaced by :func:`fixed_draw` while the graph is built, so every
 "random" draw (TD3's target smoothing, SAC's policy samples) is a known pattern that a numpy
 re-implementation can use too, and both engines see the same noise.
 """
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import gymnasium as gym
 
-from spinup_tf.algos import core
+from spinup_tf.algos import core, distributions
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
@@ -39,7 +39,7 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
 
 
 def fixed_draw(shape, stddev=1.0):
-    """Stand-in for ``spinup_tf.utils.tf1.random_normal`` (what ``core`` and TD3 draw with)."""
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal`` (what ``core``, ``distributions`` and TD3 draw with)."""
     return fixed_normal(shape, stddev=stddev)
 
 
@@ -63,6 +63,7 @@ def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=N
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
+    monkeypatch.setattr(distributions, 'random_normal', fixed_draw)  # SAC's policy's
     quirks = {k: kwargs.pop(k) for k in list(kwargs) if k in QUIRK_FLAGS}
     if quirks:
         kwargs['hooks'] = make_hooks(**quirks)

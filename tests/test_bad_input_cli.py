@@ -30,12 +30,13 @@ def _one_error_line(res, text):
     ({'action_space': 1}, 'set by the algorithm'),
 ])
 def test_check_ac_kwargs(ac_kwargs, text):
-    from spinup_tf.algos import core
+    from spinup_tf.algos import distributions
     from spinup_tf.utils.ranges import check_ac_kwargs
     from spinup_tf.utils.errors import UserInputError
     with pytest.raises(UserInputError, match=text):
-        check_ac_kwargs(core.mlp_sac_actor_critic, ac_kwargs)
-    check_ac_kwargs(core.mlp_sac_actor_critic, {'hidden_sizes': (8, 8), 'activation': 'tanh'})
+        check_ac_kwargs(distributions.mlp_sac_actor_critic, ac_kwargs)
+    check_ac_kwargs(distributions.mlp_sac_actor_critic,
+                    {'hidden_sizes': (8, 8), 'activation': 'tanh'})
     check_ac_kwargs(lambda x, a, **kw: None, {'anything': 1})   # takes any keyword
 
 

@@ -4,8 +4,9 @@ import scipy.stats
 from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.utils.tf1 import tf, placeholder, placeholder_from_space, get_trainable_vars
-from spinup_tf.algos.core import (gaussian_likelihood, diagonal_gaussian_kl, categorical_kl,
-                                  mlp_categorical_policy, mlp_gaussian_policy, mlp_actor_critic)
+from spinup_tf.algos.distributions import (gaussian_likelihood, diagonal_gaussian_kl,
+                                           categorical_kl, mlp_categorical_policy,
+                                           mlp_gaussian_policy, mlp_actor_critic)
 
 
 def _np_gauss_kl(mu0, log_std0, mu1, log_std1):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import gymnasium as gym
 
-from spinup_tf.algos import core
+from spinup_tf.algos import core, distributions
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
@@ -33,7 +33,7 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
 
 
 def fixed_draw(shape, stddev=1.0):
-    """Stand-in for ``spinup_tf.utils.tf1.random_normal``, what ``core`` and TD3 draw with."""
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal``, what ``core``, ``distributions`` and TD3 draw with."""
     return fixed_normal(shape, stddev=stddev)
 
 
@@ -48,6 +48,7 @@ def capture(monkeypatch, tmp_path, algo, **kwargs):
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
+    monkeypatch.setattr(distributions, 'random_normal', fixed_draw)  # SAC's policy's
     ALGOS[algo](lambda: gym.make('Pendulum-v1'), ac_kwargs=dict(hidden_sizes=kwargs.pop(
         'hidden', (16, 16))), logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
         batch_size=BATCH, replay_size=SLOTS, **kwargs)

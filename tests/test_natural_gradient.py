@@ -3,7 +3,7 @@ import pytest
 from gymnasium.spaces import Box, Discrete
 
 from spinup_tf.utils.tf1 import tf, placeholder, placeholder_from_space, get_trainable_vars
-from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.algos.distributions import mlp_actor_critic
 from spinup_tf.algos.natural_gradient import (flat_concat, flat_grad, hessian_vector_product,
                                               assign_params_from_flat, conjugate_gradient,
                                               natural_gradient_step, backtracking_line_search)

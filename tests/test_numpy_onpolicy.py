@@ -12,7 +12,7 @@ from gymnasium.spaces import Box, Discrete
 from spinup_tf.utils.tf1 import tf, make_session, get_trainable_vars
 from spinup_tf.utils.envs import EnvFn
 from spinup_tf.algos import get_algo
-from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.algos.distributions import mlp_actor_critic
 from spinup_tf.loops.on_policy import actor_critic_graph, policy_step_fns
 from spinup_tf.fast.mirrors import NoMirror
 from spinup_tf.fast.on_policy import FastActing

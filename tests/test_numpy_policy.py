@@ -6,7 +6,7 @@ from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, make_session, placeholders, ACTIVATIONS, activation_by_name
 from spinup_tf.reproductions.networks import ACTOR_CRITICS
-from spinup_tf.algos.core import mlp_sac_actor_critic
+from spinup_tf.algos.distributions import mlp_sac_actor_critic
 from spinup_tf.fast.mirrors import (NoMirror, check_mirror, NUMPY_ACTIVATIONS, dense_chain,
                                     NumpyMLP, deterministic_actor, policy_mirror)
 

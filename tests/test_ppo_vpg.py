@@ -290,7 +290,7 @@ def test_fast_engine_falls_back_for_a_step_it_cannot_loop():
 def test_an_actor_critic_that_does_not_reuse_its_variables_is_refused(tmp_path):
     """The losses call the actor-critic again on a batch; one that makes new variables
     there (tf.Variable instead of tf.get_variable) would train a copy that never acts."""
-    from spinup_tf.algos.core import mlp_actor_critic
+    from spinup_tf.algos.distributions import mlp_actor_critic
 
     def fresh_variables(x, a, **kwargs):
         pi, logp, logp_pi, info, info_phs, d_kl, v = mlp_actor_critic(x, a, **kwargs)

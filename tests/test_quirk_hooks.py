@@ -145,7 +145,7 @@ def test_noisy_test_episodes_are_logged_beside_and_change_nothing_else(tmp_path)
 
 def _kl(space, hooks):
     from spinup_tf.utils.tf1 import tf, make_session
-    from spinup_tf.algos.core import mlp_actor_critic
+    from spinup_tf.algos.distributions import mlp_actor_critic
     from spinup_tf.loops.on_policy import actor_critic_graph
     graph = tf.Graph()
     with graph.as_default():

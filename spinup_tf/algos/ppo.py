@@ -6,7 +6,7 @@ on-policy loop (``spinup_tf.loops.on_policy``) collects the epochs and runs the 
 steps through the engine that ``fused`` picks.
 """
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
-from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.algos.distributions import mlp_actor_critic
 from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops.on_policy import Run
 
@@ -25,7 +25,7 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
 
         actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
             action, ``a_ph``, and returns the outputs described in
-            :func:`spinup_tf.algos.core.mlp_actor_critic`: ``pi`` (batch, act_dim) sampled
+            :func:`spinup_tf.algos.distributions.mlp_actor_critic`: ``pi`` (batch, act_dim) sampled
             actions, ``logp`` (batch,) log-likelihood of ``a_ph``, ``logp_pi`` (batch,) of
             ``pi``, ``info``/``info_phs``/``d_kl`` (unused by PPO) and ``v`` (batch,) values.
 

@@ -11,11 +11,12 @@ import numpy as np
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.algos import core
+from spinup_tf.algos.distributions import mlp_sac_actor_critic
 from spinup_tf.engine.steps import Minimize, Polyak
 from spinup_tf.loops import off_policy
 
 
-def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
+def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         steps_per_epoch=4000, epochs=100, replay_size=int(1e6), gamma=0.99, polyak=0.995,
         lr=1e-3, alpha=0.2, batch_size=100, start_steps=10000, update_after=1000,
         update_every=50, num_test_episodes=10, max_ep_len=1000, logger_kwargs=None,
@@ -56,7 +57,7 @@ def sac(env_fn, actor_critic=core.mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             one-hot, ``(batch, n_acts)``), it returns ``mu`` and ``pi`` as ``(batch,)``
             actions (the most probable, a sample), then ``logp_all``, ``q1_all``, ``q2_all``,
             each ``(batch, n_acts)``: the policy's log-probabilities and both Q functions'
-            values of every action (``core.mlp_discrete_sac_actor_critic``, which the default
+            values of every action (``mlp_discrete_sac_actor_critic``, which the default
             chooses for such a space). The losses then take expectations over actions:
 
             .. math::

@@ -11,7 +11,7 @@ batch, outside a run (tests, the benchmark).
 from types import SimpleNamespace
 
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
-from spinup_tf.algos.core import mlp_actor_critic
+from spinup_tf.algos.distributions import mlp_actor_critic
 from spinup_tf.algos import natural_gradient as ng
 from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops import on_policy

@@ -177,7 +177,7 @@ class BoundedActor:
 
 
 class SquashedGaussianActor:
-    """SAC's policy in numpy (``distributions.mlp_squashed_gaussian_policy``): a trunk, then
+    """SAC's policy in numpy (``spinup_tf.algos.distributions.mlp_squashed_gaussian_policy``): a trunk, then
     the heads ``mu`` and ``log_std`` (clipped to ``[log_std_min, log_std_max]``).
 
     ``actor(o)`` is the deterministic action ``scale(tanh(mu))``; ``actor.sample(o)`` draws

@@ -237,7 +237,7 @@ class KLNewOld:
         inner = super().actor_critic(actor_critic)
 
         def reversed_kl(x, a, **kwargs):
-            from spinup_tf.algos.core import diagonal_gaussian_kl
+            from spinup_tf.algos.distributions import diagonal_gaussian_kl
             pi, logp, logp_pi, info, info_phs, d_kl, v = inner(x, a, **kwargs)
             if 'mu' in info:
                 d_kl = diagonal_gaussian_kl(info['mu'], info['log_std'], info_phs['mu'],
