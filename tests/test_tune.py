@@ -1,5 +1,6 @@
 """``run.py tune``: the search-space table, a tiny study killed and resumed on SQLite with one
 trial pruned, and bad input."""
+import importlib
 import os
 import signal
 import sqlite3
@@ -35,7 +36,9 @@ def test_every_algorithm_has_a_space_of_its_own_flags_holding_its_defaults():
                 value == defaults[flag], (algo, flag)
         # DEFAULT_NETS is what the default actor-critic builds.
         ac = str(parameters(algo)['actor_critic'].default).split('.')[-1]
-        source = signature_parameters('spinup_tf.algos.core', ac)
+        defined_in = [m for m in ('spinup_tf.algos.core', 'spinup_tf.algos.distributions')
+                      if ac in vars(importlib.import_module(m))]
+        source = signature_parameters(defined_in[0], ac)
         assert search_spaces.DEFAULT_NETS[algo]['hid'] == '[%s]' % ','.join(
             str(h) for h in source['hidden_sizes'].default)
         if 'act' in search_spaces.DEFAULT_NETS[algo]:
