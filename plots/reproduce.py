@@ -359,7 +359,10 @@ def write_results(docs, seeds, args):
             steps = '%d' % res['steps'] if res['steps'] >= res['budget'] else \
                 '%d of %d (running)' % (res['steps'], res['budget'])
             if res['stale']:  # not what the preset runs today: rerun by the next sitting
-                steps += ' (stale: made before the preset\'s current quirks)'
+                which = '' if res['stale'] == res['seeds'] else \
+                    'seed%s %s ' % ('s' if len(res['stale']) > 1 else '',
+                                    ', '.join(str(s) for s in res['stale']))
+                steps += ' (stale: %smade before the preset\'s current quirks)' % which
 
             test = '%.1f ± %.1f' % res['test'] if res['test'] and res['test'][0] == \
                 res['test'][0] else '—'

@@ -171,6 +171,40 @@ def test_a_run_made_before_its_preset_changed_is_run_again(tmp_path):
     assert 'resume' not in rp.command(doc, 'seed', 0, 'full', data, afresh=True)
 
 
+def test_the_table_names_the_stale_seeds_of_a_row_part_rerun(tmp_path):
+    """A row whose seeds are partly rerun under today's preset names the seeds still stale;
+    a row with every seed stale says so without a list."""
+    import json
+    rp = load()
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'tensorlayer')
+    data = str(tmp_path / 'data')
+    from spinup_tf.reproductions.presets import get_preset
+    today = dict(get_preset('td3', 'tensorlayer').kwargs, preset='tensorlayer')
+    old = dict(today, update_after=65)
+    for seed, config in ((0, today), (1, old), (2, old)):
+        folder = rp.run_folder(data, doc, 'seed', seed)
+        _progress(os.path.join(folder, 'progress.txt'),
+                  [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=-100 * seed,
+                        TotalEnvInteracts=4005 * e, Time=e) for e in range(1, 11)])
+        with open(os.path.join(folder, 'config.json'), 'w') as f:
+            json.dump(config, f)
+    args = rp.main.__globals__['argparse'].Namespace(budget='full', data_dir=data,
+                                                      out=str(tmp_path / 'out'))
+
+    def row():
+        lines = rp.write_results([doc], [0, 1, 2], args)
+        return next(l for l in lines if '`--preset tensorlayer`' in l)
+    assert "| 40050 (stale: seeds 1, 2 made before the preset's current quirks) |" in row()
+    with open(os.path.join(rp.run_folder(data, doc, 'seed', 2), 'config.json'), 'w') as f:
+        json.dump(today, f)
+    assert "| 40050 (stale: seed 1 made before the preset's current quirks) |" in row()
+    with open(os.path.join(rp.run_folder(data, doc, 'seed', 0), 'config.json'), 'w') as f:
+        json.dump(old, f)
+    with open(os.path.join(rp.run_folder(data, doc, 'seed', 2), 'config.json'), 'w') as f:
+        json.dump(old, f)
+    assert "| 40050 (stale: made before the preset's current quirks) |" in row()
+
+
 def test_improvement_table_gives_p_fixed_beats_as_written_with_its_interval(tmp_path):
     rp = load()
     doc = next(d for d in rp.DOCUMENTS if d.key == 'trpo-blog')
