@@ -15,6 +15,14 @@ Then ``plots/dqn_sb3/RESULTS.md``: per env, each agent's final test return (mean
 seeds) and the mean of its last three evaluations, the ratio ours / SB3, and env steps/s
 (steps over the whole run's wall time, tests included); and one figure per env.
 
+Atari (``PongNoFrameskip-v4``): zoo's Atari settings at 1M agent steps, 2 seeds, 3 whole
+games per evaluation on the game's own score. Both libraries play the same env,
+``spinup_tf.utils.atari``'s preprocessing and training wrappers, SB3 with its ``CnnPolicy``
+(the Nature network, as ours). A run takes hours here, so it must survive the end of a
+session: ours continues through ``run.py resume`` (exact), SB3's from the model and replay
+buffer it saves at each evaluation (not step-for-step the uninterrupted run). To run the two
+libraries side by side, start one script per library (``--only ours``, ``--only sb3``).
+
 SB3 runs with one PyTorch thread, as our TF session has one intra-op thread (on this 2-core
 machine torch's default of a thread per core made its updates several times slower under
 load). SB3 (and PyTorch) are needed only here: ``pip install stable-baselines3``; they are not
@@ -24,6 +32,7 @@ import argparse
 import csv
 import os
 import os.path as osp
+import shutil
 import subprocess
 import sys
 import time
@@ -52,8 +61,34 @@ ZOO = {
                            target_update_interval=600, train_freq=16, gradient_steps=8,
                            exploration_fraction=0.2, exploration_final_eps=0.07),
 }
+# rl-baselines3-zoo's Atari entry (hyperparams/dqn.yml "atari": CnnPolicy, 10M steps) at 1M
+# agent steps, the issue's budget for this machine; exploration_fraction stays 0.1 of the run
+# (so epsilon reaches 0.01 at 100k steps here, at 1M in zoo's). Both sides play the same env:
+# spinup_tf.utils.atari's preprocessing and training wrappers.
+ATARI_ZOO = dict(n_timesteps=1000000, learning_rate=1e-4, batch_size=32, buffer_size=100000,
+                 learning_starts=100000, gamma=0.99, target_update_interval=1000,
+                 train_freq=4, gradient_steps=1, exploration_fraction=0.1,
+                 exploration_final_eps=0.01)
+ZOO['PongNoFrameskip-v4'] = ATARI_ZOO
+ATARI_SEEDS = 2         # the issue's 2 seeds per library on Atari (about 2-3 h a run here)
+ATARI_TEST_EPISODES = 3  # whole games, the game's own score (ATARI_DEFAULTS' num_test_episodes)
+ATARI_MAX_EP_LEN = 27000  # 108,000 frames, as ATARI_DEFAULTS
 NET = [256, 256]
+ATARI_NET = [512]  # the Nature network's layer after the encoder (SB3's NatureCNN has it)
 EPOCHS = 10  # evaluations per run: every n_timesteps / 10 steps
+
+
+def is_atari(env_id):
+    return 'NoFrameskip' in env_id or env_id.startswith('ALE/')
+
+
+def env_seeds(env_id, seeds):
+    """Seeds run on ``env_id``: ``seeds``, at most ``ATARI_SEEDS`` on Atari."""
+    return min(seeds, ATARI_SEEDS) if is_atari(env_id) else seeds
+
+
+def test_episodes(env_id):
+    return ATARI_TEST_EPISODES if is_atari(env_id) else EVAL_EPISODES
 WHO = ('ours', 'sb3', 'sac', 'ppo')  # DQN here, SB3's DQN, our discrete SAC, our PPO
 COMPARED = ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3')  # SAC and PPO rows
 
@@ -68,11 +103,12 @@ def our_flags(env_id):
             '--target_update_interval', str(z['target_update_interval']),
             '--update_every', str(z['train_freq']), '--gradient_steps', str(gradient_steps),
             '--exploration_fraction', repr(z['exploration_fraction']),
-            '--eps_end', repr(z['exploration_final_eps']), '--hid', str(NET).replace(' ', '')]
+            '--eps_end', repr(z['exploration_final_eps']),
+            '--hid', str(ATARI_NET if is_atari(env_id) else NET).replace(' ', '')]
 
 
 def run_dir(who, env_id, seed):
-    return osp.join(OUT, 'data', who, env_id, 'run', 'run_s%d' % seed)
+    return osp.join(OUT, 'data', who, env_id.replace('/', '-'), 'run', 'run_s%d' % seed)
 
 
 def progress_rows(path):
@@ -97,8 +133,9 @@ def command(who, env_id, seed):
     if osp.exists(osp.join(folder, 'checkpoint')):  # stopped part-way: continue it
         return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
     common = ['--env', env_id, '--seed', str(seed), '--steps_per_epoch', str(steps // EPOCHS),
-              '--epochs', str(EPOCHS), '--num_test_episodes', str(EVAL_EPISODES),
-              '--max_ep_len', '1000', '--data_dir', osp.dirname(osp.dirname(folder)),
+              '--epochs', str(EPOCHS), '--num_test_episodes', str(test_episodes(env_id)),
+              '--max_ep_len', str(ATARI_MAX_EP_LEN if is_atari(env_id) else 1000),
+              '--data_dir', osp.dirname(osp.dirname(folder)),
               '--exp_name', 'run', '--overwrite', 'True']
     if who == 'ours':
         return [sys.executable, osp.join(ROOT, 'run.py'), 'dqn'] + common + our_flags(env_id)
@@ -108,49 +145,94 @@ def command(who, env_id, seed):
     return [sys.executable, osp.join(ROOT, 'run.py'), 'ppo'] + common  # PPO's defaults
 
 
-def sb3_run(env_id, seed, folder):
-    """One SB3 DQN run at zoo's settings, logging ``progress.txt`` as ours does."""
-    import numpy as np
+def sb3_envs(env_id):
+    """SB3's training and test envs. On Atari both are ours (``spinup_tf.utils.atari``), so
+    the two libraries play the same preprocessed game: the learner's with episodic lives,
+    FIRE reset and clipped rewards (the game's in ``info['raw_reward']``), the test env with
+    the game's own score. Elsewhere: ``gym.make``, the learner's wrapped in SB3's Monitor."""
     import gymnasium as gym
+    if is_atari(env_id):
+        sys.path.insert(0, ROOT)
+        from spinup_tf.utils.atari import make_atari, training_wrappers
+        return training_wrappers(make_atari(env_id)), make_atari(env_id)
+    from stable_baselines3.common.monitor import Monitor
+    return Monitor(gym.make(env_id)), gym.make(env_id)
+
+
+def sb3_run(env_id, seed, folder):
+    """One SB3 DQN run at zoo's settings, logging ``progress.txt`` as ours does.
+
+    At each evaluation the model and its replay buffer are saved in ``folder/checkpoint``;
+    a run stopped part-way continues from there (SB3's own ``load`` and
+    ``load_replay_buffer``, ``learn`` with ``reset_num_timesteps=False``: the exploration
+    schedule, ``learning_starts`` and the target updates go on from the saved step count, and
+    the env starts a new episode, so a continued run is not the uninterrupted one step for
+    step). Its rows after the checkpoint's epoch are dropped first."""
+    import numpy as np
     import torch
     from stable_baselines3 import DQN
     torch.set_num_threads(1)  # as our session's one intra-op thread (utils/threads.py)
     from stable_baselines3.common.callbacks import BaseCallback
     z = dict(ZOO[env_id])
     steps = z.pop('n_timesteps')
+    per_epoch, episodes = steps // EPOCHS, test_episodes(env_id)
     os.makedirs(folder, exist_ok=True)
-    from stable_baselines3.common.monitor import Monitor
-    env, test_env = Monitor(gym.make(env_id)), gym.make(env_id)
-    model = DQN('MlpPolicy', env, seed=seed, policy_kwargs=dict(net_arch=NET), verbose=0,
-                device='cpu', **z)
-    start = time.time()
+    env, test_env = sb3_envs(env_id)
+    ckpt = osp.join(folder, 'checkpoint')
+    header = 'Epoch\tAverageEpRet\tAverageTestEpRet\tStdTestEpRet\tTotalEnvInteracts\tTime\n'
+    progress = osp.join(folder, 'progress.txt')
+    if osp.exists(osp.join(ckpt, 'model.zip')):
+        model = DQN.load(osp.join(ckpt, 'model.zip'), env=env, device='cpu')
+        model.load_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
+        done_epochs = model.num_timesteps // per_epoch
+        rows = progress_rows(progress)[:done_epochs]
+        elapsed = float(rows[-1]['Time']) if rows else 0.0
+        with open(progress, 'w') as f:
+            f.write(header + ''.join('\t'.join(r[k] for k in header.split()) + '\n'
+                                     for r in rows))
+    else:
+        policy = 'CnnPolicy' if is_atari(env_id) else 'MlpPolicy'
+        kwargs = {} if is_atari(env_id) else dict(policy_kwargs=dict(net_arch=NET))
+        model = DQN(policy, env, seed=seed, verbose=0, device='cpu', **kwargs, **z)
+        done_epochs, elapsed = 0, 0.0
+        with open(progress, 'w') as f:
+            f.write(header)
+    start = time.time() - elapsed
 
     class Log(BaseCallback):
-        """Every epoch: 10 greedy test episodes and one progress row."""
+        """Every epoch: greedy test episodes, one progress row, and (Atari) a checkpoint."""
 
         def __init__(self):
             super().__init__()
-            self.rets, self.epoch, self.f = [], 0, open(osp.join(folder, 'progress.txt'), 'w')
-            self.f.write('Epoch\tAverageEpRet\tAverageTestEpRet\tStdTestEpRet\t'
-                         'TotalEnvInteracts\tTime\n')
+            self.rets, self.ret, self.epoch = [], 0.0, done_epochs
+            self.f = open(progress, 'a')
 
         def _on_step(self):
-            for info in self.locals.get('infos', []):
-                if 'episode' in info:
+            for info, done in zip(self.locals.get('infos', []), self.locals.get('dones', [])):
+                if 'raw_reward' in info:  # Atari: the game's score over a learner's episode
+                    self.ret += info['raw_reward']
+                    if done:
+                        self.rets.append(self.ret)
+                        self.ret = 0.0
+                elif 'episode' in info:
                     self.rets.append(info['episode']['r'])
-            if self.num_timesteps % (steps // EPOCHS) == 0:
+            if self.num_timesteps % per_epoch == 0:
                 self.epoch += 1
                 test = []
-                for k in range(EVAL_EPISODES):
+                for k in range(episodes):
                     o, _ = test_env.reset(seed=seed + 10000 * self.epoch + k)
                     done, ret = False, 0.0
                     while not done:
-                        a, _ = self.model.predict(o, deterministic=True)
+                        a, _ = self.model.predict(np.asarray(o), deterministic=True)
                         o, r, term, trunc, _ = test_env.step(a)
                         ret += r
                         done = term or trunc
                     test.append(ret)
                 ep = np.mean(self.rets) if self.rets else float('nan')
+                if is_atari(env_id) and self.num_timesteps < steps:
+                    os.makedirs(ckpt, exist_ok=True)
+                    self.model.save(osp.join(ckpt, 'model.zip'))
+                    self.model.save_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
                 self.f.write('%d\t%r\t%r\t%r\t%d\t%r\n' % (
                     self.epoch, float(ep), float(np.mean(test)), float(np.std(test)),
                     self.num_timesteps, time.time() - start))
@@ -158,11 +240,14 @@ def sb3_run(env_id, seed, folder):
                 self.rets = []
             return True
 
-    model.learn(total_timesteps=steps, callback=Log())
+    model.learn(total_timesteps=steps - model.num_timesteps, callback=Log(),
+                reset_num_timesteps=done_epochs == 0)
+    if osp.isdir(ckpt):
+        shutil.rmtree(ckpt)  # finished: the progress file is the result
 
 
 def run_all(envs, seeds, only):
-    jobs = [(who, env_id, seed) for env_id in envs for seed in range(seeds)
+    jobs = [(who, env_id, seed) for env_id in envs for seed in range(env_seeds(env_id, seeds))
             for who in only if who in ('ours', 'sb3') or env_id in COMPARED]
     todo = [j for j in jobs if not finished(*j)]
     print('%d runs to do' % len(todo), flush=True)
@@ -182,7 +267,7 @@ def summary(who, env_id, seeds):
     """Per finished seed: final test return, mean of the last 3 evaluations, steps/s."""
     import numpy as np
     out = []
-    for seed in range(seeds):
+    for seed in range(env_seeds(env_id, seeds)):
         if not finished(who, env_id, seed):
             continue
         rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
@@ -226,7 +311,7 @@ def write_results(envs, seeds):
                 env_id, ZOO[env_id]['n_timesteps'], labels[who], len(s), s[:, 0].mean(),
                 s[:, 0].std(), s[:, 1].mean(), s[:, 1].std(), ratio, s[:, 2].mean(), speed))
             curves = []
-            for seed in range(seeds):
+            for seed in range(env_seeds(env_id, seeds)):
                 if finished(who, env_id, seed):
                     rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
                     curves.append([float(r['AverageTestEpRet']) for r in rows])
@@ -236,7 +321,7 @@ def write_results(envs, seeds):
             ax.fill_between(x, c.mean(0) - c.std(0), c.mean(0) + c.std(0), alpha=0.2)
         ax.set_title(env_id)
         ax.set_xlabel('env steps')
-        ax.set_ylabel('AverageTestEpRet (greedy, 10 episodes)')
+        ax.set_ylabel('AverageTestEpRet (greedy, %d episodes)' % test_episodes(env_id))
         ax.legend()
         fig.tight_layout()
         fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)

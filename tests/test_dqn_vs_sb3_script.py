@@ -49,3 +49,17 @@ def test_table_and_figure_from_progress_files(tmp_path):
     assert ours[6] == '2.00' and ours[8].strip(' |') == '3.00'  # returns and speed over SB3's
     assert (tmp_path / 'CartPole-v1.png').stat().st_size > 1000
     assert 'Acrobot-v1' not in text and not (tmp_path / 'Acrobot-v1.png').exists()
+
+
+def test_atari_runs_zoo_atari_settings_on_two_seeds_of_whole_games():
+    flags = dict(zip(*[iter(bench.our_flags('PongNoFrameskip-v4'))] * 2))
+    assert flags['--hid'] == '[512]' and flags['--replay_size'] == '100000'
+    assert flags['--start_steps'] == flags['--update_after'] == '100000'
+    assert flags['--update_every'] == '4' and flags['--gradient_steps'] == '1'
+    assert flags['--target_update_interval'] == '1000' and float(flags['--eps_end']) == 0.01
+    cmd = bench.command('ours', 'PongNoFrameskip-v4', 0)
+    opts = dict(zip(cmd[3::2], cmd[4::2]))
+    assert opts['--max_ep_len'] == '27000' and opts['--num_test_episodes'] == '3'
+    assert int(opts['--steps_per_epoch']) * int(opts['--epochs']) == 1000000
+    assert bench.env_seeds('PongNoFrameskip-v4', 3) == 2 and bench.env_seeds('CartPole-v1', 3) == 3
+    assert 'ALE-Pong-v5' in bench.run_dir('sb3', 'ALE/Pong-v5', 1)
