@@ -8,8 +8,12 @@ cuInit`` line. On a CPU machine none of them says anything wrong.
 
 :func:`import_tensorflow` imports TensorFlow with file descriptor 2 (the C++ side's stderr)
 sent to a temporary file, enumerates the devices there too, and then writes back every line
-that is not one of those notices: a real problem still shows.
+that is not one of those notices: a real problem still shows. It then moves the objects the
+import made (about a million) out of reach of the garbage collector (``gc.freeze``): they live
+as long as the process, and each full collection while the graph is built scanned them all
+again (0.17-0.19 s of a TD3 or SAC run's start-up, measured with ``gc.callbacks``).
 """
+import gc
 import os
 import re
 import sys
@@ -68,8 +72,9 @@ def import_tensorflow():
     set_quiet_environment()
     if 'tensorflow' in sys.modules:
         import tensorflow.compat.v1 as tf
-        return tf
-    with stderr_filtered():
-        import tensorflow.compat.v1 as tf
-        tf.config.list_physical_devices('GPU')  # the device enumeration (cuInit) happens now
+    else:
+        with stderr_filtered():
+            import tensorflow.compat.v1 as tf
+            tf.config.list_physical_devices('GPU')  # the device enumeration (cuInit) is now
+    gc.freeze()  # TensorFlow's modules stay for the process: no collection need scan them
     return tf
