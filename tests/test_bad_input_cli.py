@@ -51,6 +51,24 @@ def test_ac_kwargs_are_checked_against_the_actor_critic(tmp_path, algo, env, ac_
     assert not any(files for _, _, files in os.walk(tmp_path))   # nothing written
 
 
+@pytest.mark.parametrize('algo,env,flags,text', [
+    ('dqn', 'CartPole-v1', ['--noise', 'pink'], 'dqn explores epsilon-greedily'),
+    ('sac', 'Pendulum-v1', ['--noise', 'ou'], 'sac explores by sampling its own policy'),
+    ('dqn', 'CartPole-v1', ['--action_range', '2'], "actions are Discrete(2)"),
+    ('sac', 'CartPole-v1', ['--action_range', '1'], "actions are Discrete(2)"),
+    ('sac', 'Pendulum-v1', ['--store_unclipped_actions', 'True'],
+     'store_unclipped_actions shapes the exploration noise of a deterministic policy'),
+    ('dqn', 'CartPole-v1', ['--noise_in_unit_actions', 'True'], 'this algorithm adds none'),
+])
+def test_flags_that_cannot_apply_to_the_algorithm_or_env_are_refused(tmp_path, algo, env,
+                                                                      flags, text):
+    """Exploration-noise settings without a deterministic policy, and a Box action range
+    on Discrete actions, would be silently ignored: they are refused before any write."""
+    res = run_cli(algo, '--env', env, *QUICK, '--data_dir', tmp_path, *flags)
+    _one_error_line(res, text)
+    assert not any(files for _, _, files in os.walk(tmp_path))   # nothing written
+
+
 FAILING_BUILD = """
 import sys
 from spinup_tf.algos.td3 import td3

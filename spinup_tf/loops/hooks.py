@@ -9,6 +9,7 @@ names a document or reads a quirk flag.
 =====================  ===========================================  ======================
 hook                   when the loop calls it                       Spinning Up's default
 =====================  ===========================================  ======================
+``check_env``          once, on the first env, before any write      nothing to refuse
 ``policy_space``       once, before the graph is built              the env's action space
 ``random_action_now``  each off-policy step: random or policy?      ``t < start_steps``
 ``explore``            once: the noisy training policy              clipped ``mu + noise``
@@ -61,6 +62,11 @@ class Hooks:
         config (``gamma``, ``act_noise``: the run's discount and exploration scale)."""
         self.p, self.options, self.off_policy = p, options, off_policy
         self.gamma, self.act_noise = config.get('gamma'), config.get('act_noise')
+
+    def check_env(self, env):
+        """Called with the run's first env before anything is written: a setting that cannot
+        apply to it raises ``UserInputError`` (Spinning Up's behaviour applies to every
+        env)."""
 
     # ---- acting -------------------------------------------------------------------------
     def policy_space(self, action_space):

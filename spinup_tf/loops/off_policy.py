@@ -87,8 +87,17 @@ class Run:
         self.actor_critic = config['actor_critic']
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
+        if self.act_noise is None and self.options.noise != OPTIONS['noise']:
+            raise UserInputError('--noise shapes the exploration noise of a deterministic '
+                                 'policy (ddpg, td3); %s explores %s' % (
+                                     algo, 'epsilon-greedily' if 'eps_end' in config
+                                     else 'by sampling its own policy'))
         p = self.p
-        self.setup = Setup(algo, env_fn, config, lambda env: _check(env, algo, p, self.options),
+
+        def check(env):
+            _check(env, algo, p, self.options)
+            self.hooks.check_env(env)
+        self.setup = Setup(algo, env_fn, config, check,
                            n_envs=2,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger

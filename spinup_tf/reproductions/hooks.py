@@ -81,6 +81,13 @@ class ActionRange:
     output scaled by ``r``) whatever the env's bounds, and its random actions are drawn
     there too."""
 
+    def check_env(self, env):
+        super().check_env(env)
+        from gymnasium.spaces import Box
+        if not isinstance(env.action_space, Box):
+            raise UserInputError('action_range scales a policy\'s Box actions; this env\'s '
+                                 'actions are %s' % (env.action_space,))
+
     def policy_space(self, action_space):
         from gymnasium.spaces import Box
         r = float(self.flags['action_range'])
@@ -104,6 +111,15 @@ class UnclippedOrUnitNoise:
     stores the noisy action outside the bounds. Seed 002 (rllab's strategies act on actions
     normalised to ``[-1, 1]``): ``noise_in_unit_actions`` draws the noise on that scale, so
     ``(high - low) / 2`` times larger in env units."""
+
+    def bind(self, p, options, off_policy, config):
+        super().bind(p, options, off_policy, config)
+        if self.act_noise is None:
+            names = [k for k in ('store_unclipped_actions', 'noise_in_unit_actions')
+                     if self.flags.get(k)]
+            raise UserInputError('%s %s the exploration noise of a deterministic policy '
+                                 '(ddpg, td3); this algorithm adds none'
+                                 % (' and '.join(names), 'shape' if len(names) > 1 else 'shapes'))
 
     def explore(self, act, noise, act_low, act_high):
         scale = (act_high - act_low) / 2 if self.flags.get('noise_in_unit_actions') else 1.0
