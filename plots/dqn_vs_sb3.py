@@ -286,7 +286,8 @@ def write_results(envs, seeds):
              'and PPO', '',
              'Made by `python plots/dqn_vs_sb3.py --seeds %d`. Test return: 10 greedy episodes '
              'at each of %d evaluations; "final" is the last, "last 3" the mean of the last '
-             'three; mean ± std over the finished seeds. env steps/s: a run\'s steps over its '
+             'three; mean ± std over the finished seeds (Atari: 3 whole games per evaluation, '
+             '2 seeds, zoo\'s Atari settings at 1M steps). env steps/s: a run\'s steps over its '
              'wall time (tests included), all runs one at a time in one session, ours and '
              'SB3 alternating.' % (seeds, EPOCHS), '',
              '| env | steps | agent | seeds | final test return | last 3 | ours / SB3 (last 3) '
@@ -347,7 +348,7 @@ def main(argv=None):
     os.makedirs(OUT, exist_ok=True)
     if not args.no_run:
         run_all(args.envs, args.seeds, args.only)
-    write_results(args.envs, args.seeds)
+    write_results(list(ZOO), args.seeds)  # every env with a finished run, not only --envs
     return 0
 
 
