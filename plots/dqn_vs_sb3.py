@@ -38,6 +38,9 @@ import sys
 import time
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from spinup_tf.algos.env_defaults import ATARI_DEFAULTS  # noqa: E402  (no TensorFlow)
+from spinup_tf.utils.atari import is_atari_id, make_atari, training_wrappers  # noqa: E402
 OUT = osp.join(ROOT, 'plots', 'dqn_sb3')
 EVAL_EPISODES = 10
 
@@ -71,15 +74,14 @@ ATARI_ZOO = dict(n_timesteps=1000000, learning_rate=1e-4, batch_size=32, buffer_
                  exploration_final_eps=0.01)
 ZOO['PongNoFrameskip-v4'] = ATARI_ZOO
 ATARI_SEEDS = 2         # the issue's 2 seeds per library on Atari (about 2-3 h a run here)
-ATARI_TEST_EPISODES = 3  # whole games, the game's own score (ATARI_DEFAULTS' num_test_episodes)
-ATARI_MAX_EP_LEN = 27000  # 108,000 frames, as ATARI_DEFAULTS
+# run.py dqn's own Atari defaults: 3 whole games per test, 108,000 frames at most, and the
+# Nature network's 512-unit layer after the encoder (SB3's NatureCNN has it too)
+ATARI_TEST_EPISODES = ATARI_DEFAULTS['dqn']['num_test_episodes']
+ATARI_MAX_EP_LEN = ATARI_DEFAULTS['dqn']['max_ep_len']
+ATARI_NET = list(ATARI_DEFAULTS['dqn']['ac_kwargs']['hidden_sizes'])
 NET = [256, 256]
-ATARI_NET = [512]  # the Nature network's layer after the encoder (SB3's NatureCNN has it)
 EPOCHS = 10  # evaluations per run: every n_timesteps / 10 steps
-
-
-def is_atari(env_id):
-    return 'NoFrameskip' in env_id or env_id.startswith('ALE/')
+is_atari = is_atari_id
 
 
 def env_seeds(env_id, seeds):
@@ -152,8 +154,6 @@ def sb3_envs(env_id):
     the game's own score. Elsewhere: ``gym.make``, the learner's wrapped in SB3's Monitor."""
     import gymnasium as gym
     if is_atari(env_id):
-        sys.path.insert(0, ROOT)
-        from spinup_tf.utils.atari import make_atari, training_wrappers
         return training_wrappers(make_atari(env_id)), make_atari(env_id)
     from stable_baselines3.common.monitor import Monitor
     return Monitor(gym.make(env_id)), gym.make(env_id)
