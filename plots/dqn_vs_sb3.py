@@ -162,12 +162,17 @@ def sb3_envs(env_id):
 def sb3_run(env_id, seed, folder):
     """One SB3 DQN run at zoo's settings, logging ``progress.txt`` as ours does.
 
-    At each evaluation the model and its replay buffer are saved in ``folder/checkpoint``;
-    a run stopped part-way continues from there (SB3's own ``load`` and
-    ``load_replay_buffer``, ``learn`` with ``reset_num_timesteps=False``: the exploration
-    schedule, ``learning_starts`` and the target updates go on from the saved step count, and
-    the env starts a new episode, so a continued run is not the uninterrupted one step for
-    step). Its rows after the checkpoint's epoch are dropped first."""
+    At each evaluation (Atari) the model, its replay buffer and the wall time so far are saved
+    in ``folder/checkpoint``, and so they are when SIGTERM or SIGINT stops the run part-way
+    (at the next env step; the process then exits 143). A run stopped part-way continues from
+    there (SB3's own ``load`` and ``load_replay_buffer``, ``learn`` with
+    ``reset_num_timesteps=False``: the exploration schedule, ``learning_starts`` and the target
+    updates go on from the saved step count, and the env starts a new episode, so a continued
+    run is not the uninterrupted one step for step; the ``Time`` column goes on from the saved
+    wall time). Its rows after the checkpoint's last whole epoch are dropped first. Returns
+    True when the run reached its budget, False when a signal stopped it."""
+    import json
+    import signal
     import numpy as np
     import torch
     from stable_baselines3 import DQN
@@ -186,7 +191,11 @@ def sb3_run(env_id, seed, folder):
         model.load_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
         done_epochs = model.num_timesteps // per_epoch
         rows = progress_rows(progress)[:done_epochs]
-        elapsed = float(rows[-1]['Time']) if rows else 0.0
+        try:  # the wall time at the save (a checkpoint without it: the last row's)
+            with open(osp.join(ckpt, 'state.json')) as f:
+                elapsed = float(json.load(f)['elapsed'])
+        except (OSError, ValueError, KeyError):
+            elapsed = float(rows[-1]['Time']) if rows else 0.0
         with open(progress, 'w') as f:
             f.write(header + ''.join('\t'.join(r[k] for k in header.split()) + '\n'
                                      for r in rows))
@@ -198,6 +207,16 @@ def sb3_run(env_id, seed, folder):
         with open(progress, 'w') as f:
             f.write(header)
     start = time.time() - elapsed
+    stop = []  # a signal's number once SIGTERM or SIGINT arrived
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.append(signum))
+
+    def save():
+        os.makedirs(ckpt, exist_ok=True)
+        model.save(osp.join(ckpt, 'model.zip'))
+        model.save_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
+        with open(osp.join(ckpt, 'state.json'), 'w') as f:
+            json.dump(dict(elapsed=time.time() - start, num_timesteps=model.num_timesteps), f)
 
     class Log(BaseCallback):
         """Every epoch: greedy test episodes, one progress row, and (Atari) a checkpoint."""
@@ -230,20 +249,24 @@ def sb3_run(env_id, seed, folder):
                     test.append(ret)
                 ep = np.mean(self.rets) if self.rets else float('nan')
                 if is_atari(env_id) and self.num_timesteps < steps:
-                    os.makedirs(ckpt, exist_ok=True)
-                    self.model.save(osp.join(ckpt, 'model.zip'))
-                    self.model.save_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
+                    save()
                 self.f.write('%d\t%r\t%r\t%r\t%d\t%r\n' % (
                     self.epoch, float(ep), float(np.mean(test)), float(np.std(test)),
                     self.num_timesteps, time.time() - start))
                 self.f.flush()
                 self.rets = []
+            if stop and self.num_timesteps < steps:
+                save()
+                return False  # ends learn()
             return True
 
     model.learn(total_timesteps=steps - model.num_timesteps, callback=Log(),
-                reset_num_timesteps=done_epochs == 0)
+                reset_num_timesteps=model.num_timesteps == 0)
+    if model.num_timesteps < steps:
+        return False  # stopped by a signal: the checkpoint stays
     if osp.isdir(ckpt):
         shutil.rmtree(ckpt)  # finished: the progress file is the result
+    return True
 
 
 def run_all(envs, seeds, only):
@@ -335,8 +358,7 @@ def main(argv=None):
     global OUT
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ['sb3-run']:
-        sb3_run(argv[1], int(argv[2]), argv[3])
-        return 0
+        return 0 if sb3_run(argv[1], int(argv[2]), argv[3]) else 143
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--envs', nargs='+', default=list(ZOO), choices=list(ZOO))
     parser.add_argument('--seeds', type=int, default=3)

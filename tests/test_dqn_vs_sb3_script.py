@@ -63,3 +63,46 @@ def test_atari_runs_zoo_atari_settings_on_two_seeds_of_whole_games():
     assert int(opts['--steps_per_epoch']) * int(opts['--epochs']) == 1000000
     assert bench.env_seeds('PongNoFrameskip-v4', 3) == 2 and bench.env_seeds('CartPole-v1', 3) == 3
     assert 'ALE-Pong-v5' in bench.run_dir('sb3', 'ALE/Pong-v5', 1)
+
+
+SMALL_SB3_RUN = '''
+import sys
+sys.path.insert(0, %r)
+import dqn_vs_sb3 as bench
+bench.ZOO['CartPole-v1'] = dict(bench.ZOO['CartPole-v1'], n_timesteps=20000, train_freq=16,
+                                gradient_steps=1, learning_starts=500)
+sys.exit(bench.main(['sb3-run', 'CartPole-v1', '0', sys.argv[1]]))
+'''
+
+
+def test_sb3_run_stopped_by_sigterm_keeps_a_checkpoint_and_continues_from_it(tmp_path):
+    """SIGTERM mid-run: the SB3 child saves its model, buffer and wall time, exits 143 and
+    keeps the checkpoint; started again it drops no finished row, writes each epoch once,
+    and removes the checkpoint at the end. Needs SB3 (not a dependency: skipped without)."""
+    pytest.importorskip('stable_baselines3')
+    import json
+    import signal
+    import subprocess
+    import time
+    folder = str(tmp_path / 'run_s0')
+    cmd = [sys.executable, '-c', SMALL_SB3_RUN % os.path.dirname(bench.__file__), folder]
+    progress = os.path.join(folder, 'progress.txt')
+    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(bench.progress_rows(progress)) < 2:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 143
+    rows = bench.progress_rows(progress)
+    assert 2 <= len(rows) < bench.EPOCHS
+    with open(os.path.join(folder, 'checkpoint', 'state.json')) as f:
+        state = json.load(f)
+    assert int(rows[-1]['TotalEnvInteracts']) <= state['num_timesteps'] < 20000
+    assert state['elapsed'] >= float(rows[-1]['Time'])
+    assert subprocess.call(cmd, stderr=subprocess.DEVNULL) == 0
+    rows = bench.progress_rows(progress)
+    assert [int(r['Epoch']) for r in rows] == list(range(1, bench.EPOCHS + 1))
+    assert [int(r['TotalEnvInteracts']) for r in rows] == [2000 * (i + 1) for i in range(10)]
+    times = [float(r['Time']) for r in rows]
+    assert times == sorted(times) and times[-1] > state['elapsed']
+    assert not os.path.exists(os.path.join(folder, 'checkpoint'))
