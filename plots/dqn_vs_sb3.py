@@ -300,6 +300,16 @@ def summary(who, env_id, seeds):
     return np.array(out)
 
 
+def in_progress(who, env_id, seeds):
+    """``[(seed, rows)]`` of the runs started but not finished (at least one row)."""
+    out = []
+    for seed in range(env_seeds(env_id, seeds)):
+        rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
+        if rows and not finished(who, env_id, seed):
+            out.append((seed, rows))
+    return out
+
+
 def write_results(envs, seeds):
     import numpy as np
     import matplotlib
@@ -316,10 +326,14 @@ def write_results(envs, seeds):
              '| env | steps | agent | seeds | final test return | last 3 | ours / SB3 (last 3) '
              '| env steps/s | speed ours / SB3 |', '|---|---|---|---|---|---|---|---|---|']
     labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
+    running = []  # (env, label, seed, rows) of the runs not finished yet
     for env_id in envs:
         sums = {who: summary(who, env_id, seeds) for who in WHO}
-        if not any(len(s) for s in sums.values()):
-            continue  # no finished run yet
+        partial = {who: in_progress(who, env_id, seeds) for who in WHO}
+        running += [(env_id, labels[who], seed, rows) for who in WHO
+                    for seed, rows in partial[who]]
+        if not any(len(s) for s in sums.values()) and not any(partial.values()):
+            continue  # no run yet
         sb3 = sums['sb3']
         fig, ax = plt.subplots(figsize=(6, 4))
         for who in WHO:
@@ -343,6 +357,11 @@ def write_results(envs, seeds):
             x = np.arange(1, c.shape[1] + 1) * ZOO[env_id]['n_timesteps'] / EPOCHS
             ax.plot(x, c.mean(0), label=labels[who])
             ax.fill_between(x, c.mean(0) - c.std(0), c.mean(0) + c.std(0), alpha=0.2)
+        for who in WHO:  # a run not finished: its own dashed curve, as far as it went
+            for seed, rows in partial[who]:
+                ax.plot([float(r['TotalEnvInteracts']) for r in rows],
+                        [float(r['AverageTestEpRet']) for r in rows], '--', marker='.',
+                        label='%s, seed %d (not finished)' % (labels[who], seed))
         ax.set_title(env_id)
         ax.set_xlabel('env steps')
         ax.set_ylabel('AverageTestEpRet (greedy, %d episodes)' % test_episodes(env_id))
@@ -350,6 +369,16 @@ def write_results(envs, seeds):
         fig.tight_layout()
         fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)
         plt.close(fig)
+    if running:
+        lines += ['', 'Runs not finished yet (left out of the table; dashed in the figures; '
+                  'the script continues them):', '',
+                  '| env | agent | seed | steps so far | test return at each evaluation | '
+                  'env steps/s |', '|---|---|---|---|---|---|']
+        for env_id, label, seed, rows in running:
+            lines.append('| %s | %s | %d | %d | %s | %.0f |' % (
+                env_id, label, seed, float(rows[-1]['TotalEnvInteracts']),
+                ', '.join('%.1f' % float(r['AverageTestEpRet']) for r in rows),
+                float(rows[-1]['TotalEnvInteracts']) / float(rows[-1]['Time'])))
     with open(osp.join(OUT, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
 

@@ -49,6 +49,22 @@ def test_table_and_figure_from_progress_files(tmp_path):
     assert ours[6] == '2.00' and ours[8].strip(' |') == '3.00'  # returns and speed over SB3's
     assert (tmp_path / 'CartPole-v1.png').stat().st_size > 1000
     assert 'Acrobot-v1' not in text and not (tmp_path / 'Acrobot-v1.png').exists()
+    # the unfinished seed: listed below the table with its evaluations so far, not in it
+    running = text.split('Runs not finished yet')[1]
+    row = [l for l in running.splitlines() if '| SB3 DQN | 2 |' in l][0].split(' | ')
+    assert row[0] == '| CartPole-v1' and row[3] == '25000'
+    assert row[4] == ', '.join(['100.0'] * 5) and row[5].strip(' |') == '333'
+
+
+def test_an_env_with_only_unfinished_runs_gets_its_figure_and_no_table_row(tmp_path):
+    bench.OUT = str(tmp_path)
+    _progress(bench.run_dir('ours', 'CartPole-v1', 0), [-20.0, -19.0, -13.0], 100.0)
+    assert bench.main(['--no-run', '--envs', 'CartPole-v1', '--out', str(tmp_path)]) == 0
+    text = (tmp_path / 'RESULTS.md').read_text()
+    table, running = text.split('Runs not finished yet')
+    assert '| CartPole-v1 |' not in table
+    assert '| CartPole-v1 | DQN (ours) | 0 | 15000 | -20.0, -19.0, -13.0 |' in running
+    assert (tmp_path / 'CartPole-v1.png').stat().st_size > 1000
 
 
 def test_atari_runs_zoo_atari_settings_on_two_seeds_of_whole_games():
