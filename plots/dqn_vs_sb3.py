@@ -321,8 +321,9 @@ def write_results(envs, seeds):
              'at each of %d evaluations; "final" is the last, "last 3" the mean of the last '
              'three; mean ± std over the finished seeds (Atari: 3 whole games per evaluation, '
              '2 seeds, zoo\'s Atari settings at 1M steps). env steps/s: a run\'s steps over its '
-             'wall time (tests included), all runs one at a time in one session, ours and '
-             'SB3 alternating.' % (seeds, EPOCHS), '',
+             'wall time (tests included); the classic envs\' runs one at a time in one '
+             'session, ours and SB3 alternating; Atari\'s two libraries side by side, one '
+             'run per core, over several sessions.' % (seeds, EPOCHS), '',
              '| env | steps | agent | seeds | final test return | last 3 | ours / SB3 (last 3) '
              '| env steps/s | speed ours / SB3 |', '|---|---|---|---|---|---|---|---|---|']
     labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
