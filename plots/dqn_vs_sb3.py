@@ -20,8 +20,11 @@ games per evaluation on the game's own score. Both libraries play the same env,
 ``spinup_tf.utils.atari``'s preprocessing and training wrappers, SB3 with its ``CnnPolicy``
 (the Nature network, as ours). A run takes hours here, so it must survive the end of a
 session: ours continues through ``run.py resume`` (exact), SB3's from the model and replay
-buffer it saves at each evaluation (not step-for-step the uninterrupted run). To run the two
-libraries side by side, start one script per library (``--only ours``, ``--only sb3``).
+buffer it saves at each evaluation and on SIGTERM or SIGINT (not step-for-step the
+uninterrupted run). Stop the runs with SIGTERM, not SIGKILL; the checkpoints are gitignored
+(SB3's buffer alone is 5.6 GB), so ``--out`` a folder outside the checkout keeps them on a
+machine that is kept. To run the two libraries side by side, start one script per library
+(``--only ours``, ``--only sb3``); runs not finished are listed below the table.
 
 SB3 runs with one PyTorch thread, as our TF session has one intra-op thread (on this 2-core
 machine torch's default of a thread per core made its updates several times slower under
@@ -33,6 +36,7 @@ import csv
 import os
 import os.path as osp
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -172,7 +176,6 @@ def sb3_run(env_id, seed, folder):
     wall time). Its rows after the checkpoint's last whole epoch are dropped first. Returns
     True when the run reached its budget, False when a signal stopped it."""
     import json
-    import signal
     import numpy as np
     import torch
     from stable_baselines3 import DQN
@@ -279,11 +282,37 @@ def run_all(envs, seeds, only):
         log = osp.join(OUT, 'data', 'logs', '%s_%s_s%d.log' % (who, env_id, seed))
         os.makedirs(osp.dirname(log), exist_ok=True)
         with open(log, 'a') as err:
-            code = subprocess.call(command(who, env_id, seed), stdout=subprocess.DEVNULL,
-                                   stderr=err, cwd=ROOT)
+            code, stopped = run_child(command(who, env_id, seed), err)
         print('%-5s %-15s seed %d: %s in %.0f s' % (who, env_id, seed,
                                                    'done' if code == 0 else 'exit %d' % code,
                                                    time.time() - t0), flush=True)
+        if stopped:
+            print('stopped by a signal: the run saved a checkpoint; start the script again '
+                  'to continue', flush=True)
+            return
+
+
+def run_child(cmd, err):
+    """``(exit code, stopped)`` of one run in its own process. SIGTERM or SIGINT (Ctrl-C) to
+    this script is passed on to the run once (it is in a session of its own, so a terminal's
+    Ctrl-C reaches it only this way), and the script waits while the run saves its checkpoint
+    and exits (``subprocess.call`` would kill it on Ctrl-C, checkpoint unwritten)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
+                            start_new_session=True)
+    stopped = []
+
+    def forward(signum, frame):
+        if not stopped:
+            proc.send_signal(signum)
+        stopped.append(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        code = proc.wait()  # resumed after each handler (PEP 475)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code, bool(stopped)
 
 
 def summary(who, env_id, seeds):

@@ -122,3 +122,43 @@ def test_sb3_run_stopped_by_sigterm_keeps_a_checkpoint_and_continues_from_it(tmp
     times = [float(r['Time']) for r in rows]
     assert times == sorted(times) and times[-1] > state['elapsed']
     assert not os.path.exists(os.path.join(folder, 'checkpoint'))
+
+
+CHILD = '''
+import signal, sys, time
+got = []
+signal.signal(signal.SIGTERM, lambda *a: got.append('TERM'))
+signal.signal(signal.SIGINT, lambda *a: got.append('INT'))
+open(sys.argv[1], 'w').write('ready')
+while not got:
+    time.sleep(0.01)
+time.sleep(0.5)  # "saving a checkpoint"
+open(sys.argv[1], 'w').write(' '.join(got))
+sys.exit(143)
+'''
+
+
+@pytest.mark.parametrize('signum', ['SIGTERM', 'SIGINT'])
+def test_a_signal_to_the_script_reaches_the_run_once_and_the_script_waits(tmp_path, signum):
+    """Two signals to the script (a user pressing Ctrl-C twice): the run gets one, and the
+    script waits until it has saved and exited instead of killing it."""
+    import signal
+    import subprocess
+    import threading
+    import time
+    signum = getattr(signal, signum)
+    flag = tmp_path / 'flag'
+
+    def send_two():
+        while not (flag.exists() and flag.read_text() == 'ready'):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signum)
+        os.kill(os.getpid(), signum)
+
+    before = signal.getsignal(signum)
+    threading.Thread(target=send_two, daemon=True).start()
+    with open(tmp_path / 'err', 'w') as err:
+        code, stopped = bench.run_child([sys.executable, '-c', CHILD, str(flag)], err)
+    assert code == 143 and stopped
+    assert flag.read_text() == ('TERM' if signum == signal.SIGTERM else 'INT')
+    assert signal.getsignal(signum) is before
