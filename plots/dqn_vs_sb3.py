@@ -214,7 +214,12 @@ def sb3_run(env_id, seed, folder):
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: stop.append(signum))
 
+    saved_at = []  # the step of the last save: a stop right after an evaluation's save
+
     def save():
+        if saved_at and saved_at[-1] == model.num_timesteps:
+            return  # already saved at this step (the 5.6 GB buffer takes seconds)
+        saved_at.append(model.num_timesteps)
         os.makedirs(ckpt, exist_ok=True)
         model.save(osp.join(ckpt, 'model.zip'))
         model.save_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
