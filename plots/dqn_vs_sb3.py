@@ -13,7 +13,8 @@ one at a time, so their env steps/s are measured under the same load.
 
 Then ``plots/dqn_sb3/RESULTS.md``: per env, each agent's final test return (mean ± std over
 seeds) and the mean of its last three evaluations, the ratio ours / SB3, and env steps/s
-(steps over the whole run's wall time, tests included); and one figure per env.
+(steps over the whole run's wall time, tests included; Atari: the median epoch's, see
+``steps_per_second``); and one figure per env.
 
 Atari (``PongNoFrameskip-v4``): zoo's Atari settings at 1M agent steps, 2 seeds, 3 whole
 games per evaluation on the game's own score. Both libraries play the same env,
@@ -329,9 +330,31 @@ def summary(who, env_id, seeds):
             continue
         rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
         test = [float(r['AverageTestEpRet']) for r in rows]
-        out.append((test[-1], float(np.mean(test[-3:])),
-                    float(rows[-1]['TotalEnvInteracts']) / float(rows[-1]['Time'])))
+        out.append((test[-1], float(np.mean(test[-3:])), steps_per_second(env_id, rows)))
     return np.array(out)
+
+
+def steps_per_second(env_id, rows):
+    """A run's env steps/s from its progress rows (``TotalEnvInteracts``, ``Time``).
+
+    Classic envs: the last row's steps over its wall time (a run goes in one stretch, tests
+    included). Atari: the median over the epochs from ``learning_starts`` on of each epoch's
+    steps over its time, ``median_k (T_k - T_{k-1}) / (t_k - t_{k-1})``. Such a run spans
+    sessions, and an epoch can hold a pause (a run stopped with SIGSTOP while something else
+    was measured) or the gap of a continued run; the median leaves such an epoch out, where
+    the whole run's wall time would count it. The epochs before ``learning_starts`` make no
+    update and run many times faster, so they are left out too. With no such epoch yet: the
+    whole run's rate."""
+    import numpy as np
+    steps = [0.0] + [float(r['TotalEnvInteracts']) for r in rows]
+    times = [0.0] + [float(r['Time']) for r in rows]
+    if is_atari(env_id):
+        start = ZOO[env_id]['learning_starts']
+        rates = [(steps[k] - steps[k - 1]) / (times[k] - times[k - 1])
+                 for k in range(1, len(steps)) if steps[k - 1] >= start and times[k] > times[k - 1]]
+        if rates:
+            return float(np.median(rates))
+    return steps[-1] / times[-1]
 
 
 def in_progress(who, env_id, seeds):
@@ -356,8 +379,10 @@ def write_results(envs, seeds):
              'three; mean ± std over the finished seeds (Atari: 3 whole games per evaluation, '
              '2 seeds, zoo\'s Atari settings at 1M steps). env steps/s: a run\'s steps over its '
              'wall time (tests included); the classic envs\' runs one at a time in one '
-             'session, ours and SB3 alternating; Atari\'s two libraries side by side, one '
-             'run per core, over several sessions.' % (seeds, EPOCHS), '',
+             'session, ours and SB3 alternating. Atari: one run per core beside another, over '
+             'several sessions, so the median over a run\'s epochs from learning_starts on of '
+             'the epoch\'s steps over its time (an epoch holding a pause or a session\'s gap '
+             'is left out).' % (seeds, EPOCHS), '',
              '| env | steps | agent | seeds | final test return | last 3 | ours / SB3 (last 3) '
              '| env steps/s | speed ours / SB3 |', '|---|---|---|---|---|---|---|---|---|']
     labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
@@ -379,7 +404,8 @@ def write_results(envs, seeds):
             if who == 'ours' and len(sb3):
                 ratio = '%.2f' % (s[:, 1].mean() / sb3[:, 1].mean()) if sb3[:, 1].mean() > 0 \
                     else '(SB3 mean %.1f)' % sb3[:, 1].mean()
-                speed = '%.2f' % (s[:, 2].mean() / sb3[:, 2].mean())
+                speed = '%.2f' % (s[:, 2].mean() / sb3[:, 2].mean()) \
+                    if not is_atari(env_id) else 'paired: see note'
             lines.append('| %s | %d | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %.0f | %s |' % (
                 env_id, ZOO[env_id]['n_timesteps'], labels[who], len(s), s[:, 0].mean(),
                 s[:, 0].std(), s[:, 1].mean(), s[:, 1].std(), ratio, s[:, 2].mean(), speed))
@@ -404,6 +430,13 @@ def write_results(envs, seeds):
         fig.tight_layout()
         fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)
         plt.close(fig)
+    if any(is_atari(e) and len(summary('ours', e, seeds)) and len(summary('sb3', e, seeds))
+           for e in envs):
+        lines += ['', 'Note: Atari\'s runs span sessions and did not share one load '
+                  'throughout (a run beside another on the second core, or alone while the '
+                  'other was paused or stopped), so their env steps/s are not a paired '
+                  'measure and give no ratio. Measured in one paired session: `python '
+                  'bench/peers.py --cases dqn-atari` (the performance page).']
     if running:
         lines += ['', 'Runs not finished yet (left out of the table; dashed in the figures; '
                   'the script continues them):', '',
@@ -413,7 +446,7 @@ def write_results(envs, seeds):
             lines.append('| %s | %s | %d | %d | %s | %.0f |' % (
                 env_id, label, seed, float(rows[-1]['TotalEnvInteracts']),
                 ', '.join('%.1f' % float(r['AverageTestEpRet']) for r in rows),
-                float(rows[-1]['TotalEnvInteracts']) / float(rows[-1]['Time'])))
+                steps_per_second(env_id, rows)))
     with open(osp.join(OUT, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
 

@@ -67,6 +67,36 @@ def test_an_env_with_only_unfinished_runs_gets_its_figure_and_no_table_row(tmp_p
     assert (tmp_path / 'CartPole-v1.png').stat().st_size > 1000
 
 
+def test_atari_speed_is_the_median_learning_epoch_and_gives_no_ratio(tmp_path):
+    """A paused epoch and the update-free first epoch leave an Atari run's env steps/s alone,
+    and wall time across sessions gives no ours / SB3 speed ratio."""
+    bench.OUT = str(tmp_path)
+    env = 'PongNoFrameskip-v4'
+    per_epoch = bench.ZOO[env]['n_timesteps'] // bench.EPOCHS
+    assert bench.ZOO[env]['learning_starts'] == per_epoch  # the first epoch makes no update
+    epoch_seconds = {'ours': [50, 1000, 1000, 9000, 1000, 1000, 1000, 1000, 1000, 1000],
+                     'sb3': [80, 2000, 2000, 2000, 2000, 20000, 2000, 2000, 2000, 2000]}
+    for who, seconds in epoch_seconds.items():
+        for seed in range(2):
+            path = bench.run_dir(who, env, seed)
+            os.makedirs(path)
+            with open(os.path.join(path, 'progress.txt'), 'w') as f:
+                f.write('Epoch\tAverageTestEpRet\tTotalEnvInteracts\tTime\n')
+                for k in range(bench.EPOCHS):
+                    f.write('%d\t%r\t%d\t%r\n' % (k + 1, -21.0 + 4 * k, per_epoch * (k + 1),
+                                                   float(sum(seconds[:k + 1]))))
+    rows = bench.progress_rows(os.path.join(bench.run_dir('sb3', env, 0), 'progress.txt'))
+    assert bench.steps_per_second(env, rows) == per_epoch / 2000
+    assert bench.steps_per_second(env, rows[:1]) == per_epoch / 80  # no learning epoch yet
+    assert bench.steps_per_second('CartPole-v1', rows) == 10 * per_epoch / 36080  # wall time
+    assert bench.main(['--no-run', '--envs', env, '--out', str(tmp_path)]) == 0
+    text = (tmp_path / 'RESULTS.md').read_text()
+    ours = [l for l in text.splitlines() if '| DQN (ours) |' in l][0].split(' | ')
+    sb3 = [l for l in text.splitlines() if '| SB3 DQN |' in l][0].split(' | ')
+    assert ours[3] == sb3[3] == '2' and ours[7] == '100' and sb3[7] == '50'
+    assert ours[8].strip(' |') == 'paired: see note' and 'bench/peers.py --cases dqn-atari' in text
+
+
 def test_atari_runs_zoo_atari_settings_on_two_seeds_of_whole_games():
     flags = dict(zip(*[iter(bench.our_flags('PongNoFrameskip-v4'))] * 2))
     assert flags['--hid'] == '[512]' and flags['--replay_size'] == '100000'
