@@ -298,6 +298,23 @@ def run_all(envs, seeds, only):
             return
 
 
+def keep_niceness(pid):
+    """Give the run's new session this script's niceness (Linux, best effort).
+
+    With the kernel's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on
+    by default), CPU time is shared out between sessions first and a process's own nice value
+    only counts within its session; a new session's group starts at nice 0. So
+    ``nice -n 19 python plots/dqn_vs_sb3.py`` would leave each run, which sits in a session of
+    its own, taking a full share from the user's other work (measured: a test suite 3x as
+    slow beside two such runs). Writing the niceness to ``/proc/<pid>/autogroup`` keeps the
+    runs in the background as asked."""
+    try:
+        with open('/proc/%d/autogroup' % pid, 'w') as f:
+            f.write(str(os.nice(0)))
+    except OSError:
+        pass  # not Linux, autogroup off, or not allowed: nothing to keep
+
+
 def run_child(cmd, err):
     """``(exit code, stopped)`` of one run in its own process. SIGTERM or SIGINT (Ctrl-C) to
     this script is passed on to the run once (it is in a session of its own, so a terminal's
@@ -305,6 +322,7 @@ def run_child(cmd, err):
     and exits (``subprocess.call`` would kill it on Ctrl-C, checkpoint unwritten)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
                             start_new_session=True)
+    keep_niceness(proc.pid)
     stopped = []
 
     def forward(signum, frame):

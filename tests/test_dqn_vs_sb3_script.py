@@ -192,3 +192,24 @@ def test_a_signal_to_the_script_reaches_the_run_once_and_the_script_waits(tmp_pa
     assert code == 143 and stopped
     assert flag.read_text() == ('TERM' if signum == signal.SIGTERM else 'INT')
     assert signal.getsignal(signum) is before
+
+
+AUTOGROUP = '/proc/sys/kernel/sched_autogroup_enabled'
+
+
+@pytest.mark.skipif(not (os.path.exists(AUTOGROUP) and open(AUTOGROUP).read().strip() == '1'),
+                    reason='needs Linux with autogroup scheduling on')
+def test_a_niced_script_keeps_its_runs_niced_in_their_own_session(tmp_path):
+    """Each run sits in a session of its own, whose autogroup would start at nice 0: it gets
+    the script's niceness, so ``nice -n 19`` still keeps the runs behind other work."""
+    import subprocess
+    run = tmp_path / 'run.py'  # reports whether it leads its own session, and its group's nice
+    run.write_text('import os, sys\nsys.stderr.write("%s %s" % (os.getsid(0) == os.getpid(), '
+                   'open("/proc/self/autogroup").read().split()[-1]))\n')
+    script = ('import os, sys; sys.path.insert(0, %r); import dqn_vs_sb3; os.nice(5); '
+              'dqn_vs_sb3.run_child([sys.executable, %r], sys.stderr)'
+              % (os.path.dirname(os.path.abspath(bench.__file__)), str(run)))
+    got = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                         timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.split()[-2:] == ['True', str(os.nice(0) + 5)]
