@@ -405,6 +405,7 @@ def write_results(envs, seeds):
              '| env steps/s | speed ours / SB3 |', '|---|---|---|---|---|---|---|---|---|']
     labels = dict(ours='DQN (ours)', sb3='SB3 DQN', sac='discrete SAC (ours)', ppo='PPO (ours)')
     running = []  # (env, label, seed, rows) of the runs not finished yet
+    atari_pair = False  # an Atari env with finished runs of both libraries: the speed note
     for env_id in envs:
         sums = {who: summary(who, env_id, seeds) for who in WHO}
         partial = {who: in_progress(who, env_id, seeds) for who in WHO}
@@ -413,6 +414,7 @@ def write_results(envs, seeds):
         if not any(len(s) for s in sums.values()) and not any(partial.values()):
             continue  # no run yet
         sb3 = sums['sb3']
+        atari_pair |= bool(is_atari(env_id) and len(sb3) and len(sums['ours']))
         fig, ax = plt.subplots(figsize=(6, 4))
         for who in WHO:
             s = sums[who]
@@ -448,8 +450,7 @@ def write_results(envs, seeds):
         fig.tight_layout()
         fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)
         plt.close(fig)
-    if any(is_atari(e) and len(summary('ours', e, seeds)) and len(summary('sb3', e, seeds))
-           for e in envs):
+    if atari_pair:
         lines += ['', 'Note: Atari\'s runs span sessions and did not share one load '
                   'throughout (a run beside another on the second core, or alone while the '
                   'other was paused or stopped), so their env steps/s are not a paired '
