@@ -17,7 +17,6 @@ from spinup_tf.algos.ddpg import ddpg
 from spinup_tf.algos.sac import sac
 from spinup_tf.algos.dqn import dqn
 from spinup_tf.loops import off_policy
-from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.reproductions.hooks import QUIRK_FLAGS, make_hooks
 from spinup_tf.reproductions.networks import resolve_actor_critic
 
@@ -50,16 +49,17 @@ def noise_like(shape):
 def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=None,
             **kwargs):
     """Build ``algo``'s graph as a run does (Pendulum unless ``env_fn``) and return a
-    namespace: ``run``, ``batch`` (placeholders), ``update``, ``init_ops``, ``act``,
-    ``explore``, ``plain`` (the plain engine's build), ``losses`` (loss function name ->
-    its diagnostics on the placeholders) and ``sess`` (variables initialised, targets
-    copied)."""
+    namespace: ``run``, ``batch`` (placeholders), ``train_ops``, ``update``, ``init_ops``,
+    ``act``, ``explore``, ``lists`` (``train_ops`` on the placeholders: the ``sess.run``
+    lists by name), ``losses`` (list name -> its diagnostics, the tensors alone, which
+    run without training) and ``sess`` (variables initialised, targets copied)."""
     got = {}
 
-    def fake_train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
-                   init_ops=(), epsilon=None, target_update=None):
-        got.update(run=self, batch=batch, update=update, init_ops=init_ops, act=act,
-                   explore=explore, saved=saved, epsilon=epsilon, target_update=target_update)
+    def fake_train(self, train_ops, update, batch, act, log_diagnostics, explore=None,
+                   saved=None, init_ops=(), epsilon=None, target_update=None):
+        got.update(run=self, batch=batch, train_ops=train_ops, update=update,
+                   init_ops=init_ops, act=act, explore=explore, saved=saved, epsilon=epsilon,
+                   target_update=target_update)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
@@ -74,8 +74,9 @@ def capture(monkeypatch, tmp_path, algo, env_fn=None, hidden=(8, 8), ac_kwargs=N
                 logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **kwargs)
     g = SimpleNamespace(**got)
     with g.run.graph.as_default():
-        g.plain = PlainUpdates(g.update, g.batch)
-        g.losses = {fn.__name__: fn(g.batch)[1] for fn in g.plain.diagnostics}
+        g.lists = g.train_ops(g.batch)
+        g.losses = {name: {k: v for k, v in fetches.items() if isinstance(v, tf.Tensor)}
+                    for name, fetches in g.lists.items()}
         g.sess = make_session(g.run.graph)
         g.sess.run(tf.global_variables_initializer())
         g.sess.run(g.init_ops)
@@ -103,18 +104,20 @@ def feed(g, batch):
     return {g.batch[k]: v for k, v in batch.items()}
 
 
-def run_call(g, steps, batch):
-    """Run the plain engine's train call made of ``steps`` (a tuple) on a numpy batch."""
-    for call, names, fetches in g.plain.calls:
-        if len(call) == len(steps) and all(a is b for a, b in zip(call, steps)):
-            values = g.sess.run(fetches, feed(g, batch))
-            return dict(zip(names, values[:-1]))
-    raise KeyError('no such call')
+def run_call(g, name, batch):
+    """Run the ``sess.run`` list ``name`` (it trains) on a numpy batch; its diagnostics."""
+    values = g.sess.run(g.lists[name], feed(g, batch))
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def calls(g):
-    """The update's distinct train calls, in order."""
-    return [call for call, _, _ in g.plain.calls]
+    """The names of the lists the update runs, in the order first run."""
+    out = []
+    for j in range(12):
+        for name in g.update(j):
+            if name not in out:
+                out.append(name)
+    return out
 
 
 def weights(g, scope):

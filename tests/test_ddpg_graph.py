@@ -20,7 +20,7 @@ def test_scopes_and_shared_q_weights(monkeypatch, tmp_path):
     b = random_batch(np.random.RandomState(0), 5, LOW, HIGH)
     pi = g.sess.run(g.act, {g.batch['obs1']: b['obs1']})
     b['acts'] = pi
-    got = g.sess.run([g.losses['q_loss'], g.losses['pi_loss']],
+    got = g.sess.run([g.losses['q'], g.losses['pi']],
                      {g.batch[k]: v for k, v in b.items()})
     # -LossPi is the mean of q(x, pi(x)): the same as Q evaluated at a = pi(x).
     np.testing.assert_allclose(-got[1]['LossPi'], np.mean(got[0]['QVals']), rtol=1e-5)
@@ -31,7 +31,7 @@ def test_bellman_backup_and_loss_equal_hand_computation(monkeypatch, tmp_path):
     g = capture(monkeypatch, tmp_path, 'ddpg', gamma=gamma)
     shift_targets(g, 0.05)
     b = random_batch(np.random.RandomState(3), 64, LOW, HIGH)
-    got = g.sess.run(g.losses['q_loss'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['q'], {g.batch[k]: v for k, v in b.items()})
     a2 = 2.0 * numpy_mlp(weights(g, 'target/pi'), b['obs2'], np.tanh)
     q_targ = numpy_mlp(weights(g, 'target/q'), np.concatenate([b['obs2'], a2], axis=1))[:, 0]
     backup = b['rews'] + gamma * (1 - b['done']) * q_targ

@@ -13,8 +13,7 @@ from offpolicy_graphs import capture, run_call, calls, weights, shift_targets, n
 from spinup_tf.algos.dqn import dqn, linear_schedule
 from spinup_tf.utils.tf1 import tf, make_session
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.engine.steps import Minimize
-from spinup_tf.engine.ordering import ProgramOrder, build_call
+from spinup_tf.loops import off_policy
 from spinup_tf.fast.mirrors import policy_mirror, check_mirror
 
 N_ACTS = 2  # CartPole's
@@ -54,7 +53,7 @@ def test_td_loss_matches_numpy(monkeypatch, tmp_path, double, dueling, loss):
     shift_targets(g, 0.05)  # so a wrong network in the target shows
     b = one_hot_batch(np.random.RandomState(3), n)
     b['rews'] *= 3  # TD errors on both sides of Huber's threshold
-    got = g.sess.run(g.losses['td_loss'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['q'], {g.batch[k]: v for k, v in b.items()})
 
     main, targ = weights(g, 'main/q'), weights(g, 'target/q')
     q = (q_by_hand(main, b['obs1'], dueling) * b['acts']).sum(axis=1)
@@ -78,8 +77,7 @@ def test_td_loss_matches_numpy(monkeypatch, tmp_path, double, dueling, loss):
 def test_update_is_one_step_on_the_q_network_only(monkeypatch, tmp_path):
     g = capture(monkeypatch, tmp_path, 'dqn', env_fn=cartpole, lr=1e-2)
     (call,) = calls(g)
-    assert len(call) == 1 and isinstance(call[0], Minimize)
-    assert all(v.name.startswith('main/q/') for v in call[0].var_list)
+    assert [k for k, v in g.lists[call].items() if isinstance(v, tf.Operation)] == ['train']
     before_main, before_targ = weights(g, 'main/q'), weights(g, 'target/q')
     run_call(g, call, one_hot_batch(np.random.RandomState(0), 32))
     after_main, after_targ = weights(g, 'main/q'), weights(g, 'target/q')
@@ -92,25 +90,27 @@ def test_update_is_one_step_on_the_q_network_only(monkeypatch, tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(weights(g, 'target/q'), after_main))
 
 
-def test_gradients_are_clipped_to_the_global_norm():
-    graph = tf.Graph()
-    with graph.as_default():
-        w = tf.get_variable('w', initializer=np.array([3.0, 4.0], np.float32))
-
-        def loss_fn(batch):
-            return tf.reduce_sum(w * batch['x']), {}
-        grad = np.array([30.0, 40.0], np.float32)  # norm 50
-        ops = {}
-        for clip in (None, 5.0, 100.0):
-            step = Minimize(loss_fn, tf.train.GradientDescentOptimizer(0.1), [w],
-                            max_grad_norm=clip)
-            _, built = build_call(ProgramOrder(), (step,), {'x': tf.constant(grad)})
-            ops[clip] = tf.group(built)
-        sess = make_session(graph)
-        for clip, scale in ((None, 1.0), (5.0, 0.1), (100.0, 1.0)):
-            sess.run(tf.global_variables_initializer())
-            sess.run(ops[clip])
-            np.testing.assert_allclose(sess.run(w), [3.0, 4.0] - 0.1 * scale * grad, rtol=1e-6)
+@pytest.mark.parametrize('clip', [None, 1e-3, 1e6])
+def test_gradients_are_clipped_to_the_global_norm(monkeypatch, tmp_path, clip):
+    """With plain gradient descent in place of Adam, one step of DQN's train op moves the
+    Q network by lr * g, where g is rescaled to global norm max_grad_norm when larger:
+    g <- g * min(1, c / ||g||)."""
+    lr = 0.1
+    monkeypatch.setattr(off_policy.Run, 'optimizer',
+                        lambda self, rate: tf.train.GradientDescentOptimizer(rate))
+    g = capture(monkeypatch, tmp_path, 'dqn', env_fn=cartpole, lr=lr, max_grad_norm=clip or 0)
+    b = one_hot_batch(np.random.RandomState(0), 32)
+    with g.run.graph.as_default():
+        q_vars = tf.trainable_variables('main/q')
+        grads = tf.gradients(g.losses['q']['LossQ'], q_vars)
+    raw = g.sess.run(grads, offpolicy_graphs.feed(g, b))
+    norm = np.sqrt(sum((x ** 2).sum() for x in raw))
+    scale = 1.0 if not clip else min(1.0, clip / norm)
+    before = weights(g, 'main/q')
+    run_call(g, 'q', b)
+    for w0, w1, gr in zip(before, weights(g, 'main/q'), raw):
+        np.testing.assert_allclose(w1, w0 - lr * scale * gr, rtol=1e-4, atol=1e-7)
+    assert clip != 1e-3 or scale < 1e-2  # the small clip really clips
 
 
 def test_epsilon_schedule_is_linear_then_flat():

@@ -15,7 +15,6 @@ from spinup_tf.algos.td3 import td3
 from spinup_tf.algos.ddpg import ddpg
 from spinup_tf.algos.sac import sac
 from spinup_tf.loops import off_policy
-from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.loops.replay_buffer import ReplayBuffer
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
 from spinup_tf.fast.window import build_window, FusedUpdater
@@ -42,9 +41,10 @@ def capture(monkeypatch, tmp_path, algo, **kwargs):
     hands the loop."""
     got = {}
 
-    def fake_train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
-                   init_ops=()):
-        got.update(run=self, batch=batch, update=update, init_ops=init_ops)
+    def fake_train(self, train_ops, update, batch, act, log_diagnostics, explore=None,
+                   saved=None, init_ops=()):
+        got.update(run=self, batch=batch, train_ops=train_ops, update=update,
+                   init_ops=init_ops)
 
     monkeypatch.setattr(off_policy.Run, 'train', fake_train)
     monkeypatch.setattr(core, 'random_normal', fixed_draw)  # the algorithms' draws
@@ -82,7 +82,7 @@ def run_both(got, n_updates, fused_again=False):
     of the same window run once more from the same start)."""
     run, update = got['run'], got['update']
     with run.graph.as_default():
-        plain = PlainUpdates(update, got['batch'])
+        lists = got['train_ops'](got['batch'])  # the plain loop's sess.run lists
         numpy_buf = ReplayBuffer(3, 1, SLOTS)
         graph_buf = GraphReplayBuffer(3, 1, SLOTS)
         for tr in transitions(40):
@@ -90,7 +90,7 @@ def run_both(got, n_updates, fused_again=False):
         np.random.seed(1)  # the numpy sampler's draws, the same in every call
         idxs = np.stack([numpy_buf.sample_indices(BATCH) for _ in range(n_updates)])
         fixed = tf.constant(idxs.astype(np.int32))
-        window = build_window(graph_buf, BATCH, update, _shapes(plain.diagnostics),
+        window = build_window(graph_buf, BATCH, got['train_ops'], update, _shapes(lists),
                               sampler=lambda j: tf.gather(fixed, j))
         variables = tf.global_variables()
         sess = tf.Session(graph=run.graph)
@@ -106,7 +106,8 @@ def run_both(got, n_updates, fused_again=False):
     numpy_buf.sample_batch = (lambda batch_size, f=numpy_buf.sample_batch: f(batch_size,
                                                                              next(draws)))
     plain_log = StoreLog()
-    plain.window(sess, numpy_buf, BATCH, plain_log)(n_updates)
+    off_policy.plain_updates(sess, lists, update, got['batch'], numpy_buf, BATCH,
+                             plain_log)(n_updates)
     after_plain = sess.run(variables)
 
     for v, value in zip(variables, start):
@@ -123,9 +124,10 @@ def run_both(got, n_updates, fused_again=False):
     return result
 
 
-def _shapes(diagnostics):
-    return {fn: {k: [BATCH if n is None else n for n in s] for k, s in d.items()}
-            for fn, d in diagnostics.items()}
+def _shapes(lists):
+    """``{name: {key: shape}}`` of each list's diagnostics (its tensors)."""
+    return {name: {k: v.shape.as_list() for k, v in fetches.items()
+                   if isinstance(v, tf.Tensor)} for name, fetches in lists.items()}
 
 
 def assert_same(variables, plain, fused):
@@ -185,38 +187,19 @@ def test_window_repeats_exactly(monkeypatch, tmp_path):
         np.testing.assert_array_equal(first[1][k], second[1][k], err_msg=k)
 
 
-@pytest.mark.parametrize('algo', ['td3', 'sac'])
-def test_updates_built_for_the_window_only_make_the_same_variables(monkeypatch, tmp_path, algo):
-    """A fast run builds the plain engine's calls without gradients (``gradients=False``):
-    the same variables (Adam's moments and beta powers included), the same diagnostics and
-    the same random draws (the window's draws come after them) as the full build, in fewer
-    ops; its plain window refuses to run."""
-    from spinup_tf.utils.tf1 import RANDOM_COUNTERS
-    got = {}
-    monkeypatch.setattr(off_policy.Run, 'train', lambda self, update, batch, *a, **k:
-                        got.update(run=self, update=update, batch=batch))
-    built = {}
-    for gradients in (True, False):
-        ALGOS[algo](lambda: gym.make('Pendulum-v1'), ac_kwargs=dict(hidden_sizes=(16, 16)),
-                    logger_kwargs=dict(output_dir=str(tmp_path / str(gradients)), quiet=True))
-        graph = got['run'].graph
-        with graph.as_default():
-            n_ops = len(graph.get_operations())
-            plain = PlainUpdates(got['update'], got['batch'], gradients=gradients)
-            built[gradients] = dict(
-                variables=sorted(v.name for v in tf.global_variables()),
-                draws=[v.name for v in graph.get_collection(RANDOM_COUNTERS)],
-                diagnostics=sorted((fn.__name__, sorted((k, list(s)) for k, s in d.items()))
-                                   for fn, d in plain.diagnostics.items()),
-                ops=len(graph.get_operations()) - n_ops, plain=plain)
-    full, light = built[True], built[False]
-    assert light['variables'] == full['variables']
-    assert any('Adam' in name for name in light['variables'])
-    assert light['draws'] == full['draws'] and full['draws']
-    assert light['diagnostics'] == full['diagnostics']
-    assert light['ops'] < 0.85 * full['ops']  # no backward pass (TD3: 883 ops against 1130)
-    with pytest.raises(RuntimeError, match='without gradients'):
-        light['plain'].window(None, None, BATCH, None)
+def test_plain_run_executes_nothing_of_the_fast_engine(tmp_path):
+    """``--fused False`` is Spinning Up's loop alone: the fast engine is never imported."""
+    import subprocess
+    import sys
+    code = ('import sys; from spinup_tf.tools.cli import main; '
+            'main(["td3", "--env", "Pendulum-v1", "--epochs", "1", "--steps_per_epoch", "120", '
+            '"--start_steps", "50", "--update_after", "50", "--update_every", "20", '
+            '"--num_test_episodes", "1", "--fused", "False", "--data_dir", %r]); '
+            'print(sorted(m for m in sys.modules if m.startswith("spinup_tf.fast") '
+            'or m.startswith("spinup_tf.engine")))' % str(tmp_path))
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().splitlines()[-1] == '[]'
 
 
 def test_window_builds_the_tails_of_its_sizes_only(monkeypatch, tmp_path):
@@ -225,9 +208,10 @@ def test_window_builds_the_tails_of_its_sizes_only(monkeypatch, tmp_path):
     got = capture(monkeypatch, tmp_path, 'td3', policy_delay=2)
     run, update = got['run'], got['update']
     with run.graph.as_default():
-        plain = PlainUpdates(update, got['batch'])
+        lists = got['train_ops'](got['batch'])
         graph_buf = GraphReplayBuffer(3, 1, SLOTS)
-        window = build_window(graph_buf, BATCH, update, _shapes(plain.diagnostics), sizes=[50])
+        window = build_window(graph_buf, BATCH, got['train_ops'], update, _shapes(lists),
+                              sizes=[50])
         assert sorted(window.fetches) == [0]
         sess = tf.Session(graph=run.graph)
         sess.run(tf.global_variables_initializer())

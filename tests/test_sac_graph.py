@@ -30,7 +30,7 @@ def test_squashed_log_likelihood_is_change_of_variables(monkeypatch, tmp_path):
     x = np.random.RandomState(0).randn(256, 3).astype(np.float32)
     b = random_batch(np.random.RandomState(1), 256, LOW, HIGH)
     b['obs1'] = x
-    got = g.sess.run(g.losses['sac_losses'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['step'], {g.batch[k]: v for k, v in b.items()})
     mu, log_std = policy_by_hand(g, x)
     u = mu + np.exp(log_std) * noise_like((256, 1))  # the sample the graph drew
     np.testing.assert_allclose(got['LogPi'], log_prob(u, mu, log_std), rtol=1e-3, atol=2e-3)
@@ -53,7 +53,7 @@ def test_value_losses_use_min_of_target_qs_minus_alpha_logp(monkeypatch, tmp_pat
     g = capture(monkeypatch, tmp_path, 'sac', gamma=gamma, alpha=alpha)
     shift_targets(g, 0.05)
     b = random_batch(np.random.RandomState(2), n, LOW, HIGH)
-    got = g.sess.run(g.losses['sac_losses'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['step'], {g.batch[k]: v for k, v in b.items()})
     # Next action and its log-prob, recomputed from the policy's weights and the noise.
     mu2, log_std2 = policy_by_hand(g, b['obs2'])
     u2 = mu2 + np.exp(log_std2) * noise_like((n, 1))

@@ -36,7 +36,7 @@ def test_q_loss_equals_hand_computation_with_clipped_smoothing_noise(monkeypatch
                 target_noise=target_noise, noise_clip=noise_clip)
     shift_targets(g)
     b = random_batch(np.random.RandomState(0), 64, LOW, HIGH)
-    got = g.sess.run(g.losses['q_loss'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['q'], {g.batch[k]: v for k, v in b.items()})
 
     # The noise: stddev * N(0, 1) (here a fixed pattern), clipped at noise_clip. With
     # stddev 0.3 some draws lie inside the clip and some outside, so both matter.
@@ -60,7 +60,7 @@ def test_q_loss_equals_hand_computation_with_clipped_smoothing_noise(monkeypatch
 def test_policy_loss_is_minus_q1_of_the_policy(monkeypatch, tmp_path):
     g = capture(monkeypatch, tmp_path, 'td3')
     b = random_batch(np.random.RandomState(5), 32, np.array([-2.0]), np.array([2.0]))
-    got = g.sess.run(g.losses['pi_loss'], {g.batch[k]: v for k, v in b.items()})
+    got = g.sess.run(g.losses['pi'], {g.batch[k]: v for k, v in b.items()})
     pi = 2.0 * numpy_mlp(weights(g, 'main/pi'), b['obs1'], np.tanh)
     q1_pi = numpy_mlp(weights(g, 'main/q1'), np.concatenate([b['obs1'], pi], axis=1))[:, 0]
     np.testing.assert_allclose(got['LossPi'], -np.mean(q1_pi), rtol=1e-4, atol=1e-5)

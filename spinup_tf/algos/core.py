@@ -11,7 +11,7 @@ import numpy as np
 from spinup_tf.utils.tf1 import tf, mlp, dense, conv2d
 # Spinning Up's core.py helpers, for the algorithm files (defined in spinup_tf.utils.tf1)
 from spinup_tf.utils.tf1 import (placeholders, get_trainable_vars, count_vars,  # noqa: F401
-                                 target_init_op, polyak_update_op, random_normal)
+                                 paired_vars, target_init_op, random_normal)
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
 """
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.algos import core
-from spinup_tf.engine.steps import Minimize, Polyak
 from spinup_tf.loops import off_policy
 
 
@@ -115,42 +114,52 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
         with tf.variable_scope('target'):
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 
-        def q_loss(batch):
-            """DDPG's Q loss of a batch, and its diagnostics (``Backup``, the Bellman target,
-            is stored, not logged: a reproduction's columns read it)."""
+        # One Adam per train op (run.optimizer(lr) is tf.train.AdamOptimizer(lr)), and the
+        # variables each one trains, picked by exact scope prefix
+        pi_optimizer = run.optimizer(pi_lr)
+        q_optimizer = run.optimizer(q_lr)
+        pi_vars = core.get_trainable_vars('main/pi')
+        q_vars = core.get_trainable_vars('main/q')
+
+        def train_ops(batch):
+            """One DDPG update on ``batch`` (obs1, obs2, acts, rews, done tensors), as the two
+            lists Spinning Up passes to ``sess.run``: ``'q'`` and ``'pi'``. ``Backup``, the
+            Bellman target, is fetched but not logged (a reproduction's columns read it)."""
             with tf.variable_scope('main', reuse=True):
                 _, q, _ = actor_critic(batch['obs1'], batch['acts'], **ac_kwargs)
             with tf.variable_scope('target', reuse=True):
-                # Note that the action placeholder going to actor_critic here is irrelevant,
-                # because we only need q_targ(s, pi_targ(s)).
+                # Only q_targ(s', pi_targ(s')) is used: the action input does not matter
                 _, _, q_pi_targ = actor_critic(batch['obs2'], batch['acts'], **ac_kwargs)
 
-            # Bellman backup for Q function; d is gymnasium's `terminated` (a truncated
-            # episode still bootstraps)
+            # Bellman target; d is gymnasium's `terminated` (a truncated episode still
+            # bootstraps)
             backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * q_pi_targ)
             q_loss = tf.reduce_mean((q - backup) ** 2)
-            return q_loss, dict(LossQ=q_loss, QVals=q, Backup=backup)
+            train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
 
-        def pi_loss(batch):
-            """DDPG policy loss: -Q(s, pi(s)) averaged over the batch."""
+            # The policy's loss has a forward pass of its own: its list runs after the Q
+            # list, so it reads the critic that train_q_op left
             with tf.variable_scope('main', reuse=True):
                 _, _, q_pi = actor_critic(batch['obs1'], batch['acts'], **ac_kwargs)
             pi_loss = -tf.reduce_mean(q_pi)
-            return pi_loss, dict(LossPi=pi_loss)
+            train_pi_op = pi_optimizer.minimize(pi_loss, var_list=pi_vars)
 
-        # Separate train steps for pi, q (variables picked by exact scope prefix), each with
-        # its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr)), then
-        # polyak averaging for the targets, which start equal to the main networks
-        pi_optimizer = run.optimizer(pi_lr)
-        q_optimizer = run.optimizer(q_lr)
-        train_pi = Minimize(pi_loss, pi_optimizer, core.get_trainable_vars('main/pi'))
-        train_q = Minimize(q_loss, q_optimizer, core.get_trainable_vars('main/q'))
-        target_update, target_init = Polyak(polyak), core.target_init_op()
+            # Polyak averaging of the targets, reading the policy that train_pi_op wrote
+            with tf.control_dependencies([train_pi_op]):
+                target_update = tf.group([
+                    tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                    for v_main, v_targ in core.paired_vars('main', 'target')])
 
-        def update(train, j):
-            """One DDPG update: a Q step, then a policy step and the target networks."""
-            train(train_q)
-            train(train_pi, target_update)
+            return dict(q=dict(LossQ=q_loss, QVals=q, Backup=backup, train=train_q_op),
+                        pi=dict(LossPi=pi_loss, train=train_pi_op, target=target_update))
+
+        def update(j):
+            """The lists update ``j`` runs: a Q step, then a policy step and the targets."""
+            return ('q', 'pi')
+
+        # Initializing targets to match main variables
+        target_init = tf.group([tf.assign(v_targ, v_main)
+                                for v_main, v_targ in core.paired_vars('main', 'target')])
 
     run.setup.count_vars(['main/pi', 'main/q', 'main'], ['pi', 'q', 'total'])
 
@@ -160,5 +169,5 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
         logger.log_tabular('LossQ', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(update, batch, pi, log_diagnostics,
+    run.train(train_ops, update, batch, pi, log_diagnostics,
               saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q=q)), init_ops=[target_init])

@@ -9,7 +9,6 @@ DDPG, TD3 and SAC.
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.algos import core
-from spinup_tf.engine.steps import Minimize
 from spinup_tf.loops import off_policy
 
 LOSSES = ('huber', 'mse')
@@ -175,8 +174,14 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
         with tf.variable_scope('target'):
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 
-        def td_loss(batch):
-            """DQN's loss of one batch: the TD error of Q(s, a) against the target's backup."""
+        # Adam (run.optimizer(lr) is tf.train.AdamOptimizer(lr)) on the Q network's variables
+        q_optimizer = run.optimizer(lr)
+        q_vars = core.get_trainable_vars('main/q')
+
+        def train_ops(batch):
+            """One DQN update on ``batch`` (obs1, obs2, acts, rews, done tensors), as the one
+            list Spinning Up-style code passes to ``sess.run``: a gradient step of the TD
+            loss."""
             x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
             with tf.variable_scope('main', reuse=True):
                 _, _, q = actor_critic(x, a, **ac_kwargs)
@@ -197,20 +202,27 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
                     backup, q, delta=1.0, reduction=tf.losses.Reduction.NONE))
             else:
                 q_loss = tf.reduce_mean((q - backup) ** 2)
-            return q_loss, dict(LossQ=q_loss, QVals=q)
 
-        # Train step (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
-        train_q = Minimize(td_loss, run.optimizer(lr), core.get_trainable_vars('main/q'),
-                           max_grad_norm=max_grad_norm or None)
+            if max_grad_norm:
+                # Rescale the gradients to global norm max_grad_norm when theirs is larger,
+                # g <- g * min(1, c / ||g||), as SB3's DQN does
+                grads, variables = zip(*q_optimizer.compute_gradients(q_loss, var_list=q_vars))
+                grads, _ = tf.clip_by_global_norm(list(grads), max_grad_norm)
+                train_q_op = q_optimizer.apply_gradients(list(zip(grads, variables)))
+            else:
+                train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
+            return dict(q=dict(LossQ=q_loss, QVals=q, train=train_q_op))
+
+        def update(j):
+            """Every update runs the one list."""
+            return ('q',)
 
         # Target network: initialised to match main, then updated every
-        # target_update_interval env steps (a hard copy at polyak 0)
-        target_init = core.target_init_op()
-        target_update = core.polyak_update_op(polyak)
-
-        def update(train, j):
-            """One DQN update: a gradient step of the TD loss."""
-            train(train_q)
+        # target_update_interval env steps (polyak 0, the default, makes it a hard copy)
+        target_init = tf.group([tf.assign(v_targ, v_main)
+                                for v_main, v_targ in core.paired_vars('main', 'target')])
+        target_update = tf.group([tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                                  for v_main, v_targ in core.paired_vars('main', 'target')])
 
     run.setup.count_vars(['main/q'], ['q'])
 
@@ -224,7 +236,7 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
                               exploration_fraction * steps_per_epoch * epochs)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(update, batch, greedy, log_diagnostics, epsilon=epsilon,
+    run.train(train_ops, update, batch, greedy, log_diagnostics, epsilon=epsilon,
               target_update=(target_update, target_update_interval),
               saved=(dict(x=x_ph, a=a_ph), dict(greedy=greedy, q_all=q_all)),
               init_ops=[target_init])

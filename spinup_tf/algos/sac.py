@@ -12,7 +12,6 @@ from spinup_tf.utils.tf1 import tf
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.algos import core
 from spinup_tf.algos.distributions import mlp_sac_actor_critic
-from spinup_tf.engine.steps import Minimize, Polyak
 from spinup_tf.loops import off_policy
 
 
@@ -239,24 +238,45 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         if run.discrete:
             sac_losses = discrete_sac_losses
 
-        # Train steps: policy, value (and temperature), all from the same forward pass, each
-        # with its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
+        # One Adam per train op (run.optimizer(lr) is tf.train.AdamOptimizer(lr)), and the
+        # variables each one trains, picked by exact scope prefix
+        pi_optimizer = run.optimizer(lr)
+        value_optimizer = run.optimizer(lr)
+        alpha_optimizer = run.optimizer(lr)
+        pi_vars = core.get_trainable_vars('main/pi')
         value_vars = core.get_trainable_vars('main/q1') + core.get_trainable_vars('main/q2')
-        train_pi = Minimize(sac_losses, run.optimizer(lr), core.get_trainable_vars('main/pi'),
-                            loss='pi')
-        train_value = Minimize(sac_losses, run.optimizer(lr), value_vars, loss='value')
-        steps = [train_pi, train_value, Polyak(polyak)]  # Polyak averaging for targets
-        if alpha == 'auto':
-            steps.append(Minimize(sac_losses, run.optimizer(lr), core.get_trainable_vars('alpha'),
-                                  loss='alpha'))
+
+        def train_ops(batch):
+            """One SAC update on ``batch`` (obs1, obs2, acts, rews, done tensors), as the one
+            list Spinning Up passes to ``sess.run``: every loss from the parameters before the
+            update, then the policy and value steps, the targets (which read both steps'
+            results) and, with ``alpha='auto'``, the temperature step."""
+            losses, diagnostics = sac_losses(batch)
+
+            # Every loss comes from the parameters before the update: the steps that change
+            # them wait for all the losses (policy, value and, with alpha='auto', temperature)
+            with tf.control_dependencies(list(losses.values())):
+                train_pi_op = pi_optimizer.minimize(losses['pi'], var_list=pi_vars)
+                train_value_op = value_optimizer.minimize(losses['value'], var_list=value_vars)
+                ops = dict(train_pi=train_pi_op, train_value=train_value_op)
+                if alpha == 'auto':
+                    ops['train_alpha'] = alpha_optimizer.minimize(
+                        losses['alpha'], var_list=core.get_trainable_vars('alpha'))
+
+            # Polyak averaging for the targets, reading what both steps wrote
+            with tf.control_dependencies([train_pi_op, train_value_op]):
+                ops['target'] = tf.group([
+                    tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                    for v_main, v_targ in core.paired_vars('main', 'target')])
+            return dict(step=dict(diagnostics, **ops))
+
+        def update(j):
+            """Every update runs the one list."""
+            return ('step',)
 
         # Initializing targets to match main variables
-        target_init = core.target_init_op()
-
-        def update(train, j):
-            """One SAC update: policy, value and target (and temperature) steps, all on the
-            parameters before it, as one Spinning Up ``sess.run(step_ops)``."""
-            train(*steps)
+        target_init = tf.group([tf.assign(v_targ, v_main)
+                                for v_main, v_targ in core.paired_vars('main', 'target')])
 
     run.setup.count_vars(['main/pi', 'main/q1', 'main/q2', 'main'], ['pi', 'q1', 'q2', 'total'])
 
@@ -271,6 +291,6 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             logger.log_tabular('Alpha', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(update, batch, mu, log_diagnostics, explore=pi,
+    run.train(train_ops, update, batch, mu, log_diagnostics, explore=pi,
               saved=(dict(x=x_ph, a=a_ph), dict(mu=mu, pi=pi, q1=q1, q2=q2)),
               init_ops=[target_init])

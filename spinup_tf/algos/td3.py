@@ -6,7 +6,6 @@ Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
 """
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.algos import core
-from spinup_tf.engine.steps import Minimize, Polyak
 from spinup_tf.loops import off_policy
 
 
@@ -122,59 +121,62 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
         with tf.variable_scope('main'):
             pi, q1, q2, q1_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
 
-        # Target networks (the same functions; their outputs are built in the losses)
+        # Target networks: the same functions in their own scope (their outputs are built
+        # in train_ops)
         with tf.variable_scope('target'):
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 
-        def q_loss(batch):
-            """Clipped double-Q loss of a batch, and its diagnostics."""
+        # One Adam per train op (run.optimizer(lr) is tf.train.AdamOptimizer(lr)), and the
+        # variables each one trains, picked by exact scope prefix
+        pi_optimizer = run.optimizer(pi_lr)
+        q_optimizer = run.optimizer(q_lr)
+        pi_vars = core.get_trainable_vars('main/pi')
+        q_vars = [v for v in core.get_trainable_vars('main') if v not in pi_vars]
+
+        def train_ops(batch):
+            """One TD3 update on ``batch`` (obs1, obs2, acts, rews, done tensors), as the two
+            lists Spinning Up passes to ``sess.run``: ``'q'`` and ``'pi'``."""
             with tf.variable_scope('main', reuse=True):
                 _, q1, q2, _ = actor_critic(batch['obs1'], batch['acts'], **ac_kwargs)
             with tf.variable_scope('target', reuse=True):
-                # Target policy network
+                # Target policy smoothing: clipped Gaussian noise on the target action
                 pi_targ, _, _, _ = actor_critic(batch['obs2'], batch['acts'], **ac_kwargs)
-
-                # Target policy smoothing, by adding clipped noise to target actions
                 epsilon = core.random_normal(tf.shape(pi_targ), stddev=target_noise)
                 epsilon = tf.clip_by_value(epsilon, -noise_clip, noise_clip)
                 a2 = tf.clip_by_value(pi_targ + epsilon, run.act_low, run.act_high)
-
-                # Target Q-values, using action from target policy
                 _, q1_targ, q2_targ, _ = actor_critic(batch['obs2'], a2, **ac_kwargs)
 
-            # Bellman backup for Q functions, using Clipped Double-Q targets.
-            # d is gymnasium's `terminated`: a truncated episode still bootstraps.
+            # Clipped double-Q target. d is gymnasium's `terminated`: a truncated episode
+            # still bootstraps.
             min_q_targ = tf.minimum(q1_targ, q2_targ)
             backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * min_q_targ)
-
-            # TD3 Q losses
             q_loss = tf.reduce_mean((q1 - backup) ** 2) + tf.reduce_mean((q2 - backup) ** 2)
-            return q_loss, dict(LossQ=q_loss, Q1Vals=q1, Q2Vals=q2)
+            train_q_op = q_optimizer.minimize(q_loss, var_list=q_vars)
 
-        def pi_loss(batch):
-            """TD3 policy loss: -Q1(s, pi(s)) averaged over the batch."""
+            # The policy's loss has a forward pass of its own: its list runs after the Q
+            # list, so it reads the critic that train_q_op left
             with tf.variable_scope('main', reuse=True):
                 _, _, _, q1_pi = actor_critic(batch['obs1'], batch['acts'], **ac_kwargs)
             pi_loss = -tf.reduce_mean(q1_pi)
-            return pi_loss, dict(LossPi=pi_loss)
+            train_pi_op = pi_optimizer.minimize(pi_loss, var_list=pi_vars)
 
-        # Separate train steps for pi, q (variables picked by exact scope prefix), each with
-        # its Adam (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
-        pi_vars = core.get_trainable_vars('main/pi')
-        q_vars = [v for v in core.get_trainable_vars('main') if v not in pi_vars]
-        train_pi = Minimize(pi_loss, run.optimizer(pi_lr), pi_vars)
-        train_q = Minimize(q_loss, run.optimizer(q_lr), q_vars)
+            # Polyak averaging of the targets, reading the policy that train_pi_op wrote
+            with tf.control_dependencies([train_pi_op]):
+                target_update = tf.group([
+                    tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                    for v_main, v_targ in core.paired_vars('main', 'target')])
 
-        # Polyak averaging for target variables; initializing targets to match main variables
-        target_update = Polyak(polyak)
-        target_init = core.target_init_op()
+            return dict(q=dict(LossQ=q_loss, Q1Vals=q1, Q2Vals=q2, train=train_q_op),
+                        pi=dict(LossPi=pi_loss, train=train_pi_op, target=target_update))
 
-        def update(train, j):
-            """One TD3 update: a Q step; every policy_delay-th update, the delayed policy
-            step, then the target networks."""
-            train(train_q)
-            if j % policy_delay == 0:
-                train(train_pi, target_update)
+        def update(j):
+            """The lists update ``j`` runs: the Q list each time, the policy list (and the
+            targets) every ``policy_delay``-th."""
+            return ('q', 'pi') if j % policy_delay == 0 else ('q',)
+
+        # Initializing targets to match main variables
+        target_init = tf.group([tf.assign(v_targ, v_main)
+                                for v_main, v_targ in core.paired_vars('main', 'target')])
 
     run.setup.count_vars(['main/pi', 'main/q1', 'main/q2', 'main'], ['pi', 'q1', 'q2', 'total'])
 
@@ -185,5 +187,5 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
         logger.log_tabular('LossQ', average_only=True)
 
     batch = dict(obs1=x_ph, obs2=x2_ph, acts=a_ph, rews=r_ph, done=d_ph)
-    run.train(update, batch, pi, log_diagnostics,
+    run.train(train_ops, update, batch, pi, log_diagnostics,
               saved=(dict(x=x_ph, a=a_ph), dict(pi=pi, q1=q1, q2=q2)), init_ops=[target_init])

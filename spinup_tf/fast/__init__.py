@@ -6,10 +6,11 @@ do not divide them and 256-unit layers:
 
 * **Updates** (``window``): a window of ``n`` off-policy updates in one ``sess.run`` leaves
   every variable (networks, targets, optimizer slots) and every diagnostic equal to ``n``
-  plain updates (``spinup_tf.engine.plain.PlainUpdates``) on the same batches. It runs
-  the algorithm's own loss functions and steps (``spinup_tf.engine.steps``); the order of
-  each variable's reads and writes is the sequential loop's (``ordering``), so results do
-  not depend on thread timing: a seed repeats byte for byte.
+  plain updates (the ``sess.run`` lists of ``spinup_tf.loops.off_policy``) on the same
+  batches. It builds the algorithm's own ``train_ops(batch)`` on batches drawn in the
+  graph; the order of each variable's reads and writes is that of the separate ``sess.run``
+  calls (``hazards``), so results do not depend on thread timing: a seed repeats byte for
+  byte.
 * **Acting** (``mirrors``): a numpy copy of the policy, derived from the graph's dense
   layers and checked against the graph at start-up (else the graph acts, with a log line),
   gives the graph's actions to float32 rounding.
@@ -23,14 +24,13 @@ This module's :class:`FastEngine` is what ``spinup_tf.loops.off_policy.Run`` use
 on-policy one is ``fast.on_policy``.
 """
 from spinup_tf.fast.mirrors import NoMirror, check_mirror, policy_mirror
-from spinup_tf.fast.window import NoFastPath, build_window, FusedUpdater
+from spinup_tf.fast.window import NoFastPath, build_window, FusedUpdater, period
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
-from spinup_tf.engine.steps import period
 
 
 def unfused(run, update):
     """Why the fast engine cannot run ``update``'s window for ``run`` (its updates then go
-    through the plain engine, with a log line), or None when it can."""
+    through the plain loop, with a log line), or None when it can."""
     if run.images:
         return 'the graph replay buffer holds flat observations, not images'
     if period(update) is None:
@@ -44,17 +44,20 @@ class FastEngine:
 
     Args:
         run: the ``off_policy.Run``.
-        update: the algorithm's ``update(train, j)``.
+        train_ops: the algorithm's ``train_ops(batch) -> {name: {key: tensor or op}}``.
+        update: the algorithm's ``update(j) -> names`` of the lists update ``j`` runs.
         batch: the placeholders ``dict(obs1, obs2, acts, rews, done)``.
         act, explore: the acting tensors (see ``Run.train``).
-        diagnostics: ``{loss_fn: {key: shape}}`` from the plain engine's build.
+        list_shapes: ``{name: {key: shape}}``, the diagnostics of the lists built on the
+            placeholders.
         batch_transform: applied to every in-graph batch, or None.
 
     ``replay_buffer`` is the ``GraphReplayBuffer``, or None when the window could not be
-    built (then the plain engine runs the updates; ``reason`` says why).
+    built (then the plain loop runs the updates; ``reason`` says why).
     """
 
-    def __init__(self, run, update, batch, act, explore, diagnostics, batch_transform=None):
+    def __init__(self, run, train_ops, update, batch, act, explore, list_shapes,
+                 batch_transform=None):
         self.logger, self.batch = run.logger, batch
         self.act, self.explore = act, explore
         self.mirror, self.checks = policy_mirror(batch['obs1'], act, explore, 'main/pi',
@@ -66,16 +69,13 @@ class FastEngine:
         buffer = GraphReplayBuffer(run.obs_dim, run.act_dim, run.p.replay_size,
                                    run.hooks.sample_with_replacement)
         weights = self.mirror.variables if self.mirror is not None else []
-        batch_size = run.p.batch_size
-        for d in diagnostics.values():  # per-sample diagnostics have the batch's size
-            for key, shape in d.items():
-                d[key] = [batch_size if n is None else n for n in shape]
         # The loop's windows: gradient_steps updates each, or an episode's length's worth
         sizes = None if run.options.update_at_episode_end else \
             [run.gradient_steps * run.options.updates_per_step]
         try:
-            self.window = build_window(buffer, batch_size, update, diagnostics, weights,
-                                       batch_transform=batch_transform, sizes=sizes)
+            self.window = build_window(buffer, run.p.batch_size, train_ops, update,
+                                       list_shapes, weights, batch_transform=batch_transform,
+                                       sizes=sizes)
             self.replay_buffer = buffer
         except NoFastPath as e:
             self.reason = str(e)

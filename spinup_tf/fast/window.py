@@ -6,51 +6,72 @@ call costs far more in TF's per-call overhead than the small networks' arithmeti
 
 1. writes the transitions staged since the last window into the graph's replay buffer
    (``GraphReplayBuffer.write_op``),
-2. runs the window's ``n`` updates: the algorithm's own ``update(train, j)``
-   (``spinup_tf.engine.steps``), unrolled for one period of its schedule and looped with
-   ``tf.while_loop``; each update draws its batch in-graph (uniform with replacement, like
-   the numpy sampler) and builds the algorithm's steps on it, read and write hazards ordered
-   by ``spinup_tf.engine.ordering.ProgramOrder``,
+2. runs the window's ``n`` updates: for each, a batch drawn in the graph (uniform with
+   replacement, like the numpy sampler), the algorithm's own ``train_ops(batch)`` built on
+   it, and the lists its ``update(j)`` names, ordered one after the other as separate
+   ``sess.run`` calls would be (``spinup_tf.fast.hazards``); unrolled for one period of the
+   schedule and looped with ``tf.while_loop``,
 3. returns every update's diagnostics, stacked per key, and the policy's weights after the
    last update (for the numpy actor).
 
-The schedule is static: ``update`` is traced for ``j < period`` in Python, so no ``tf.cond``
-decides anything at run time. A loop iteration runs ``chunk`` updates (a multiple of the
-period, at least 2, so that consecutive updates overlap where they share no variable). A
-window of ``n = k * chunk + r`` updates runs ``k`` iterations, then ``r`` unrolled updates:
-one fetch per ``r`` is built, all sharing the loop; a run whose windows all have one size
-builds only the ``r`` of that size (``sizes``), and each fetch's callable is made when it first
-runs, so a short run that never updates never pays for Grappler's pass over the window.
+The schedule is static: ``update`` is traced for ``j < period`` in Python (:func:`period`),
+so no ``tf.cond`` decides anything at run time. A loop iteration runs ``chunk`` updates (a
+multiple of the period, at least 2, so that consecutive updates overlap where they share no
+variable). A window of ``n = k * chunk + r`` updates runs ``k`` iterations, then ``r``
+unrolled updates: one fetch per ``r`` is built, all sharing the loop; a run whose windows all
+have one size builds only the ``r`` of that size (``sizes``), and each fetch's callable is made
+when it first runs, so a short run that never updates never pays for Grappler's pass over the
+window.
 """
 from types import SimpleNamespace
 
 from spinup_tf.utils.tf1 import tf, lazy_callable
-from spinup_tf.engine.steps import period, trace
-from spinup_tf.engine.ordering import ProgramOrder, build_call
+from spinup_tf.fast.hazards import Hazards, NewOps
 from spinup_tf.fast.graph_replay_buffer import (sample_indices, sample_distinct_indices,
                                                 gather_batch)
 
 
 class NoFastPath(Exception):
-    """The update cannot run in the fused window; the plain engine runs it (a log line
+    """The update cannot run in the fused window; the plain loop runs it (a log line
     says why)."""
 
 
-def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=None,
+def schedule(update, n):
+    """``[update(j) for j < n]``, each a tuple of list names."""
+    return [tuple(update(j)) for j in range(n)]
+
+
+def period(update, longest=12):
+    """The smallest ``p <= longest`` with ``update(j) == update(j % p)`` (TD3's is
+    ``policy_delay``, SAC's 1), or None when there is none."""
+    names = schedule(update, 2 * longest)
+    for p in range(1, longest + 1):
+        if all(names[j] == names[j % p] for j in range(len(names))):
+            return p
+    return None
+
+
+def diagnostics(fetches):
+    """``{key: tensor}``: what a list logs (its tensors; its ops are what it runs)."""
+    return {k: v for k, v in fetches.items() if isinstance(v, tf.Tensor)}
+
+
+def build_window(buffer, batch_size, train_ops, update, list_shapes, weights=(), sampler=None,
                  batch_transform=None, sizes=None):
     """Build the fused window in the default graph.
 
     Args:
         buffer: the ``GraphReplayBuffer``.
         batch_size (int): transitions per update.
-        update: the algorithm's ``update(train, j)``.
-        diagnostics: ``{loss_fn: {key: shape}}``: the diagnostics each loss function
-            returns and their shapes for one update (the plain engine's build tells them).
+        train_ops: the algorithm's ``train_ops(batch) -> {name: {key: tensor or op}}``.
+        update: the algorithm's ``update(j) -> names`` of the lists update ``j`` runs.
+        list_shapes: ``{name: {key: shape}}``: each list's diagnostics and their shapes
+            (``None`` dimensions are the batch's), from the lists built on placeholders.
         weights: variables whose values (after the window) are returned too.
         sampler: ``sampler(j) -> (batch,)`` int32 slots of update ``j`` (an int32 tensor,
             the update's index in the window); default ``sample_indices`` (or
             ``sample_distinct_indices`` for a buffer without replacement; tests pass
-            fixed indices to compare with the plain engine).
+            fixed indices to compare with the plain loop).
         batch_transform: ``batch_transform(batch) -> batch`` applied to every batch, or
             None.
         sizes: the window sizes (updates) the run will ask for, or None for any size. Only
@@ -66,19 +87,21 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
     if p is None:
         raise NoFastPath('the update\'s schedule does not repeat within 12 updates')
     chunk = p * -(-2 // p)  # the smallest multiple of the period that is at least 2
-    schedule = trace(update, chunk)
+    names_of = schedule(update, chunk)
     n_chunks_ph = tf.placeholder(tf.int32, (), name='n_chunks')
     if sampler is None:
         draw = sample_indices if buffer.with_replacement else sample_distinct_indices
 
         def sampler(j):
             return draw(buffer.valid_var, buffer.filled_ph, batch_size)
+    shapes = {key: [batch_size if n is None else n for n in shape]
+              for keys in list_shapes.values() for key, shape in keys.items()}
 
     def updates(first, count, start, arrays, index_base):
         """``count`` unrolled updates, the first being update ``first`` of the window;
         diagnostic ``key``'s ``i``-th value goes to ``arrays[key]`` at ``index_base[key] +
         i``. Returns the arrays and the ops a later update must wait for."""
-        order = ProgramOrder(start)
+        hazards = Hazards(start)
         written = {key: 0 for key in arrays}
         for i in range(count):
             # Batches are drawn after ``start``, hence after the window's buffer write.
@@ -88,25 +111,20 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
             batch = dict(obs1=obs1, obs2=obs2, acts=acts, rews=rews, done=done)
             if batch_transform is not None:
                 batch = batch_transform(batch)
-            for call in schedule[i]:
-                out, _ = build_call(order, call, batch)
-                for key, value in [kv for _, d in out for kv in sorted(d.items())]:
+            with NewOps() as new:
+                lists = train_ops(batch)
+            for name in names_of[i]:
+                hazards.add(lists[name], new.ops)
+                for key, value in sorted(diagnostics(lists[name]).items()):
                     arrays[key] = arrays[key].write(index_base[key] + written[key],
                                                     tf.cast(value, tf.float32))
                     written[key] += 1
-        return arrays, order.frontier(), written
+        return arrays, hazards.frontier()
 
-    def values_per(calls_of_updates):
-        counts = {}
-        for calls in calls_of_updates:
-            for call in calls:
-                for fn in _distinct(step.loss_fn for step in call if hasattr(step, 'loss_fn')):
-                    for key in diagnostics[fn]:
-                        counts[key] = counts.get(key, 0) + 1
-        return counts
-
-    per_chunk = values_per(schedule)
-    shapes = {key: shape for fn_keys in diagnostics.values() for key, shape in fn_keys.items()}
+    per_chunk = {}  # values of each key one loop iteration writes
+    for names in names_of:
+        for key in (k for name in names for k in list_shapes[name]):
+            per_chunk[key] = per_chunk.get(key, 0) + 1
     keys = sorted(shapes)
     with tf.name_scope('fused_window'):
         with tf.control_dependencies([buffer.write_op]):
@@ -118,7 +136,7 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
         def body(c, *flows):
             arrays = dict(zip(keys, flows))
             base = {key: c * per_chunk.get(key, 0) for key in keys}
-            arrays, frontier, _ = updates(c * chunk, chunk, [c], arrays, base)
+            arrays, frontier = updates(c * chunk, chunk, [c], arrays, base)
             with tf.control_dependencies(frontier):
                 return [c + 1] + [arrays[key] for key in keys]
 
@@ -133,7 +151,7 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
         for r in tails:
             with tf.name_scope('tail_%d' % r):
                 base = {key: c_end * per_chunk.get(key, 0) for key in keys}
-                arrays, frontier, _ = updates(c_end * chunk, r, [c_end], dict(loop_arrays),
+                arrays, frontier = updates(c_end * chunk, r, [c_end], dict(loop_arrays),
                                               base)
                 with tf.control_dependencies(frontier):
                     outputs = {key: arrays[key].stack() for key in keys}
@@ -142,14 +160,6 @@ def build_window(buffer, batch_size, update, diagnostics, weights=(), sampler=No
             fetches[r] = (outputs, weight_values)
     return SimpleNamespace(chunk=chunk, n_chunks_ph=n_chunks_ph, fetches=fetches,
                            feed_list=list(buffer.stage_phs) + [buffer.filled_ph, n_chunks_ph])
-
-
-def _distinct(items):
-    out = []
-    for item in items:
-        if not any(item is seen for seen in out):
-            out.append(item)
-    return out
 
 
 class FusedUpdater:

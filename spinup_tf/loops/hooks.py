@@ -179,11 +179,11 @@ class Hooks:
 
 
 def counted_update(update, hooks):
-    """``update(train, j)`` seen through ``hooks.update_index``; ``update`` itself when the
-    hooks keep Spinning Up's count."""
+    """``update(j)`` seen through ``hooks.update_index``; ``update`` itself when the hooks
+    keep Spinning Up's count."""
     if type(hooks).update_index is Hooks.update_index:
         return update
 
-    def counted(train, j):
-        return update(train, hooks.update_index(j))
+    def counted(j):
+        return update(hooks.update_index(j))
     return counted

@@ -1,23 +1,26 @@
 """The interaction loop of the off-policy algorithms (DDPG, TD3, SAC, DQN).
 
 An algorithm opens a :class:`Run` (envs, checks, logger, ``config.json``, a seeded graph),
-builds its graph in ``run.graph`` and hands :meth:`Run.train` its one hook: ``update(train,
-j)`` (``spinup_tf.engine.steps``), with the tensors that act. The loop owns everything the
-three have in common, in Spinning Up's order: uniform-random actions for the first
+builds its graph in ``run.graph`` and hands :meth:`Run.train` two functions:
+``train_ops(batch)``, which builds one update's ``sess.run`` lists on a batch of tensors
+(``optimizer.minimize``, the polyak ``tf.group`` of ``tf.assign``...), and ``update(j)``,
+which names the lists update ``j`` of a round runs. The loop owns everything the algorithms
+have in common, in Spinning Up's order: uniform-random actions for the first
 ``start_steps``, exploration noise, gymnasium's terminated/truncated handling, the update
 schedule, and (``spinup_tf.loops.skeleton``) the test episodes, the epoch log, the model
 saves and the checkpoints. DQN adds two things of its own, which it passes to
 :meth:`Run.train`: epsilon-greedy exploration and a target network updated every so many env
 steps. ``Discrete`` actions (DQN, discrete SAC) are stored and fed as one-hot rows.
 
-Two engines run the updates (the ``fused`` option):
+The updates run one of two ways (the ``fused`` option):
 
-* plain (``fused=False``), Spinning Up's way: a numpy ``ReplayBuffer``, one ``sess.run`` per
-  ``train`` call fed with a numpy batch (``spinup_tf.engine.plain.PlainUpdates``), one per
-  action;
-* fast (``fused=True``, the default): ``spinup_tf.fast``: the buffer in the graph, a window
-  of updates in one ``sess.run``, a numpy mirror of the policy acting. It falls back to the
-  plain engine, with a log line, for anything it cannot mirror or fuse.
+* plain (``fused=False``), Spinning Up's way: ``train_ops`` on the placeholders, a numpy
+  ``ReplayBuffer``, and each update's lists run by ``sess.run`` with the sampled batch fed
+  (:func:`plain_updates`); the graph acts, one ``sess.run`` per action;
+* fast (``fused=True``, the default): ``spinup_tf.fast`` builds ``train_ops`` again on
+  batches drawn from a replay buffer in the graph, a window of updates in one ``sess.run``,
+  and a numpy mirror of the policy acts. It falls back to the plain way, with a log line, for
+  anything it cannot mirror or fuse.
 
 Where a run must behave unlike Spinning Up (a source document's quirks), it passes
 ``hooks`` (``spinup_tf.loops.hooks``); the loop calls them at named points.
@@ -28,13 +31,12 @@ from types import SimpleNamespace
 import numpy as np
 from gymnasium.spaces import Discrete
 
-from spinup_tf.utils.tf1 import lazy_callable
+from spinup_tf.utils.tf1 import tf, lazy_callable
 from spinup_tf.utils.envs import observation_shape, box_action_bounds, check_action_space
 from spinup_tf.utils.flags import OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
-from spinup_tf.engine.plain import PlainUpdates
 from spinup_tf.loops.hooks import counted_update
 from spinup_tf.loops.noise import exploration_noise, noise_state, load_noise_state
 from spinup_tf.loops.replay_buffer import ReplayBuffer, FrameStackReplayBuffer, MIN_SLOTS
@@ -128,12 +130,16 @@ class Run:
         """The optimizer of a train step (Spinning Up's ``tf.train.AdamOptimizer``)."""
         return self.hooks.optimizer(learning_rate)
 
-    def train(self, update, batch, act, log_diagnostics, explore=None, saved=None,
+    def train(self, train_ops, update, batch, act, log_diagnostics, explore=None, saved=None,
               init_ops=(), epsilon=None, target_update=None):
-        """Build the engine, start the session and run the loop.
+        """Build the update's ops, start the session and run the loop.
 
         Args:
-            update: ``update(train, j)``, the algorithm's update (``spinup_tf.engine.steps``).
+            train_ops: ``train_ops(batch) -> {name: {key: tensor or op}}``: the algorithm's
+                ``sess.run`` lists, built on ``batch`` (the placeholders here; the fast
+                engine builds them again on batches it draws in the graph). A list's
+                tensors are logged under their keys; its ops are what it runs.
+            update: ``update(j) -> names``: the lists update ``j`` of a round runs, in order.
             batch: the placeholders, ``dict(obs1, obs2, acts, rews, done)``.
             act: ``(batch, act_dim)`` deterministic action of ``batch['obs1']`` (test
                 episodes, and the training action plus noise when ``explore`` is None).
@@ -149,17 +155,24 @@ class Run:
                 updates.
         """
         update = counted_update(update, self.hooks)
-        plain, engine, replay_buffer = self._build_engines(update, batch, act, explore)
+        with self.graph.as_default():
+            fed = batch if self.hooks.transform_batch is None else \
+                self.hooks.transform_batch(dict(batch))
+            lists = train_ops(fed)
+        engine, replay_buffer = self._build_engine(train_ops, update, lists, batch, act,
+                                                   explore)
         sess = self.setup.start_session(*saved, init_ops=init_ops)
         act_fn, explore_fn, update_window, on_restore = self._start_engines(
-            sess, batch, act, explore, plain, engine, replay_buffer)
+            sess, batch, act, explore, lists, update, engine, replay_buffer)
         if target_update is not None:
             op, interval = target_update
             target_update = (sess.make_callable(op), interval)
 
+        keys = sorted(k for fetches in lists.values() for k in fetches
+                      if not isinstance(fetches[k], tf.Operation))
         agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
                                 random_action=self.policy_space.sample,
-                                log_diagnostics=log_diagnostics, finite_keys=plain.keys,
+                                log_diagnostics=log_diagnostics, finite_keys=keys,
                                 on_restore=on_restore, epsilon=epsilon,
                                 target_update=target_update)
         loop = OffPolicyLoop(self, agent, replay_buffer)
@@ -171,37 +184,31 @@ class Run:
         finally:
             sess.close()
 
-    def _build_engines(self, update, batch, act, explore):
-        """Build, in the run's graph, what runs the updates: ``(plain, engine,
-        replay_buffer)``. ``plain`` is the plain engine's ``PlainUpdates``; ``engine`` the fast
-        engine (``--fused True``), or None; ``replay_buffer`` the fast engine's graph buffer
-        when its window runs the updates, else a numpy one (Atari frames kept once each)."""
+    def _build_engine(self, train_ops, update, lists, batch, act, explore):
+        """``(engine, replay_buffer)``: the fast engine (``--fused True``) and its graph
+        replay buffer when its window runs the updates; else None and a numpy buffer (Atari
+        frames kept once each)."""
         options, p, hooks = self.options, self.p, self.hooks
-        with self.graph.as_default():
-            fast = None
-            if options.fused:
-                import spinup_tf.fast as fast
-            # The plain engine's updates, or (when the fast engine's window will run them)
-            # only the losses and optimizer variables the window needs from them
-            plain = PlainUpdates(update, batch, hooks.transform_batch,
-                                 gradients=fast is None or fast.unfused(self, update) is not None)
-            engine = None
-            if fast is not None:
-                engine = fast.FastEngine(self, update, batch, act, explore, plain.diagnostics,
+        if options.fused:
+            import spinup_tf.fast as fast
+            with self.graph.as_default():
+                shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
+                                 if isinstance(v, tf.Tensor)}
+                          for name, fetches in lists.items()}
+                engine = fast.FastEngine(self, train_ops, update, batch, act, explore, shapes,
                                          hooks.transform_batch)
-            if engine is not None and engine.replay_buffer is not None:
-                return plain, engine, engine.replay_buffer
-            if self.images and is_atari_env(self.env):  # each frame of the stacks once
-                replay_buffer = FrameStackReplayBuffer(self.obs_dim, self.act_dim,
-                                                       p.replay_size,
-                                                       hooks.sample_with_replacement)
-            else:
-                replay_buffer = ReplayBuffer(
-                    self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
-                    obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
-        return plain, engine, replay_buffer
+            if engine.replay_buffer is not None:
+                return engine, engine.replay_buffer
+        else:
+            engine = None
+        if self.images and is_atari_env(self.env):  # each frame of the stacks once
+            return engine, FrameStackReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
+                                                  hooks.sample_with_replacement)
+        return engine, ReplayBuffer(
+            self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
+            obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
 
-    def _start_engines(self, sess, batch, act, explore, plain, engine, replay_buffer):
+    def _start_engines(self, sess, batch, act, explore, lists, update, engine, replay_buffer):
         """On the started session: ``(act, explore, update_window, on_restore)`` for the loop.
         The acting functions are the graph's, or the fast engine's numpy mirror; ``explore``
         adds the exploration noise to ``act`` unless the algorithm samples its own (SAC) or
@@ -209,8 +216,8 @@ class Run:
         act_fn = _graph_policy(sess, batch['obs1'], act)
         explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
             else None
-        update_window = plain.window(sess, replay_buffer, self.p.batch_size, self.logger) \
-            if plain.gradients else None
+        update_window = plain_updates(sess, lists, update, batch, replay_buffer,
+                                      self.p.batch_size, self.logger)
         on_restore = None
         if engine is not None:
             act_fn, explore_fn, update_window, on_restore = engine.start(
@@ -253,6 +260,25 @@ def _check(env, algo, p, options):
     if isinstance(p.batch_size, int) and p.batch_size > p.replay_size:
         raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
                              '(replay_size %d)' % (p.batch_size, p.replay_size))
+
+
+def plain_updates(sess, lists, update, batch, replay_buffer, batch_size, logger):
+    """``train(n)``: ``n`` updates as Spinning Up runs them: each on a batch sampled from the
+    numpy ``replay_buffer`` and fed to the placeholders ``batch``, one ``sess.run`` per list
+    ``update(j)`` names (made into a callable at its first run), its values stored in the
+    logger."""
+    names = ('obs1', 'obs2', 'acts', 'rews', 'done')
+    runs = {name: lazy_callable(sess, fetches, [batch[k] for k in names])
+            for name, fetches in lists.items()}
+
+    def train(n_updates):
+        for j in range(n_updates):
+            b = replay_buffer.sample_batch(batch_size)
+            feeds = [b[k] for k in names]
+            for name in update(j):
+                outs = runs[name](*feeds)
+                logger.store(**{k: v for k, v in outs.items() if v is not None})
+    return train
 
 
 def _graph_policy(sess, x_ph, tensor):
