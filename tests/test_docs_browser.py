@@ -4,9 +4,12 @@ Debian's headless Chromium (``tests/docs_site.py`` drives it over the DevTools p
 For the home page, an algorithm page (TD3) and a reproduction page (seed 003): the
 navigation is there, every equation was rendered by KaTeX and no raw TeX is left, every
 image loaded, nothing was requested from another host (the site works offline), and the
-console shows no error. The search box finds the TD3 page. The home and TD3 pages are photographed: into the test's folder, and
+console shows no error. The home and TD3 pages are photographed: into the test's folder, and
 into ``$SPINUP_DOCS_SCREENSHOTS`` when set (``SPINUP_DOCS_SCREENSHOTS=docs/images`` updates
 the README's screenshots).
+
+The search box, typed into as a newcomer would ("TD3", "DQN", "SAC", "PPO", "resume",
+"Pong"), lists the matching page among its first three results.
 
 ``.ci/run`` installs ``chromium`` when it is missing, so CI always runs this; elsewhere the
 test is skipped with that reason when no Chromium is installed.
@@ -133,14 +136,40 @@ def test_pages_render_offline_with_equations_figures_and_no_console_error(site, 
                     browser.screenshot(os.path.join(folder, name))
                 assert png_size(tmp_path / name) == (1280, 800)
 
-        # Search works offline: the theme's own index, searched in a web worker.
-        browser.load(server.url, ready=READY)
-        browser.evaluate(SEARCH % 'polyak')
-        deadline = time.time() + 30
-        while not browser.evaluate("document.querySelectorAll('.md-search-result__item a')"
-                                   ".length") and time.time() < deadline:
-            time.sleep(0.2)
-        hits = browser.evaluate("Array.from(document.querySelectorAll("
-                                "'.md-search-result__item a')).map(a => a.href)")
-        assert any('/algorithms/td3/' in h for h in hits), hits
-        assert browser.errors() == []
+
+# What a newcomer types into the search box, and the page that must be among the first
+# three results. The index splits words on punctuation as well as spaces (mkdocs.yml's
+# search separator), so the title "Twin Delayed DDPG (TD3)" holds the word "td3".
+SEARCHES = [('TD3', 'algorithms/td3/'), ('DQN', 'algorithms/dqn/'), ('SAC', 'algorithms/sac/'),
+            ('PPO', 'algorithms/ppo/'), ('resume', 'user-guide/resume/'),
+            ('Pong', 'algorithms/dqn/')]
+
+# The page of each result, in the order shown (a result's first link is its page; the
+# links after it are that page's sections).
+RESULT_PAGES = ("Array.from(document.querySelectorAll('.md-search-result__item'))"
+                ".map(li => li.querySelector('a').getAttribute('href'))")
+
+
+def search(browser, server, query, timeout=30):
+    """The pages the theme's search lists for ``query``, best first (searched offline, in
+    the theme's web worker)."""
+    browser.load(server.url, ready=READY)
+    browser.evaluate(SEARCH % query)
+    deadline = time.time() + timeout
+    while not browser.evaluate("document.querySelectorAll('.md-search-result__item').length") \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.3)  # the list is drawn in one go, but let a late redraw land
+    pages = [h.split('?')[0].split('#')[0] for h in browser.evaluate(RESULT_PAGES)]
+    assert browser.errors() == [], query
+    return [server.url + p.lstrip('./') if not p.startswith('http') else p for p in pages]
+
+
+def test_search_finds_each_algorithm_and_topic_among_the_first_three(site, tmp_path):
+    with docs_site.Server(site) as server, \
+            docs_site.Browser(tmp_path / 'profile', width=1280, height=800) as browser:
+        for query, want in SEARCHES:
+            pages = search(browser, server, query)
+            assert server.url + want in pages[:3], (query, pages[:5])
+        # A word of the text, not of a title: somewhere in the results.
+        assert server.url + 'algorithms/td3/' in search(browser, server, 'polyak')
