@@ -93,8 +93,19 @@ def test_built_pages_hold_the_generated_tables_and_parameters(built):
     for name, default in [('policy_delay', '2'), ('target_noise', '0.2'), ('act_noise', '0.1')]:
         assert '<code>%s</code>' % name in td3 and '<code>%s</code>' % default in td3, name
     assert '<table>' in td3 and 'Walker2d-v5' in td3
+    # The signature is formatted (ruff: one parameter a line, not one line 4,000 px wide),
+    # and a default reads as the source writes it (docs/hooks/source_defaults.py)
+    signature = re.sub(r'<[^>]+>', '', td3.split('doc-signature', 1)[1].split('</pre>', 1)[0])
+    assert '\n    replay_size=int(1e6),\n' in html_text(signature), signature[:300]
+    assert '1000000.0' not in td3
     assert 'def q_loss(batch):' not in td3  # highlighted, so split into spans ...
     assert 'q_loss' in td3 and 'min_q_targ' in td3  # ... but there
+
+
+def html_text(html):
+    """``html``'s text with the entities of a code block decoded."""
+    import html as html_module
+    return html_module.unescape(html)
 
 
 def test_every_marker_is_made_from_its_source():
