@@ -73,6 +73,48 @@ PAGES = [
 ]
 
 
+# Nothing on a page may be wider than the text column unless it scrolls inside a box that
+# fits the column and shows a cue (docs/assets/scroll-cue.js and extra.css: the box's right
+# edge shaded while something is hidden there). Every element of the article is measured:
+# one that reaches past the column must sit in a box that scrolls sideways (not one that
+# cuts it off), and every box whose content is wider than itself must fit the column and
+# show the cue. Returns the problems found; the wide boxes are kept in window.__wide.
+MEASURE_WIDTHS = r"""(() => {
+  const article = document.querySelector('article');
+  const col = document.querySelector('.md-content').getBoundingClientRect();
+  const outside = r => r.width > 0 && (r.right > col.right + 1 || r.left < col.left - 1);
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const name = el => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' + (el.innerText || '').slice(0, 50).replace(/\s+/g, ' ') + '"';
+  const problems = [], wide = [];
+  for (const el of article.querySelectorAll('*')) {
+    // KaTeX's MathML copy (for screen readers) is clipped to nothing on purpose; an SVG's
+    // parts are measured as the SVG.
+    if (el.closest('.katex-mathml') || (el.ownerSVGElement)) continue;
+    if (outside(el.getBoundingClientRect())) {
+      let up = el.parentElement;
+      while (up !== article && !scrolls(up) && !['hidden', 'clip'].includes(getComputedStyle(up).overflowX)) up = up.parentElement;
+      if (up === article || !scrolls(up)) problems.push('sticks out or is cut off: ' + name(el));
+    }
+    if (scrolls(el) && el.scrollWidth > el.clientWidth + 1) {
+      if (outside(el.getBoundingClientRect())) { problems.push('its scrolling box is wider than the column: ' + name(el)); continue; }
+      const box = el.closest('.scroll-cue');
+      const after = box && getComputedStyle(box, '::after');
+      if (!box || !box.classList.contains('scroll-cue--right') || after.opacity !== '1' || !(parseFloat(after.width) > 0) || !after.backgroundImage.includes('gradient'))
+        problems.push('scrolls with no visible cue: ' + name(el));
+      else wide.push(el);
+    }
+  }
+  window.__wide = wide;
+  return {problems: [...new Set(problems)], wide: wide.length};
+})()"""
+
+# Scroll every wide box to its right end: its right-hand cue goes, the left-hand one comes.
+SCROLL_TO_END = """(() => { window.__wide.forEach(el => { el.scrollLeft = el.scrollWidth; }); return true; })()"""
+CUES_AT_END = """(() => window.__wide.filter(el => { const box = el.closest('.scroll-cue');
+  return box.classList.contains('scroll-cue--right') || !box.classList.contains('scroll-cue--left'); })
+  .map(el => el.innerText.slice(0, 50)))()"""
+
+
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp('site')
@@ -135,6 +177,34 @@ def test_pages_render_offline_with_equations_figures_and_no_console_error(site, 
                 for folder in filter(None, [str(tmp_path), shots]):
                     browser.screenshot(os.path.join(folder, name))
                 assert png_size(tmp_path / name) == (1280, 800)
+
+
+def site_pages():
+    """The URL path of every page in mkdocs.yml's nav."""
+    from test_docs import mkdocs_config, nav_pages
+    return [p[:-len('index.md')] if p.endswith('index.md') else p[:-3] + '/'
+            for p in nav_pages(mkdocs_config())]
+
+
+@pytest.mark.parametrize('width', [1280, 800])
+def test_nothing_is_wider_than_the_column_without_a_visible_way_to_see_the_rest(
+        site, tmp_path, width):
+    """Wide tables (the benchmark's 15 columns, the seeds' 12), signatures, code and display
+    equations, on every page, at a desktop width and at a narrow one (no sidebars)."""
+    with docs_site.Server(site) as server, \
+            docs_site.Browser(tmp_path / 'profile', width=width, height=800) as browser:
+        wide = 0
+        for path in site_pages():
+            browser.load(server.url + path, ready=READY, settle=0.2)
+            found = browser.evaluate(MEASURE_WIDTHS)
+            assert found['problems'] == [], (path, found['problems'][:5])
+            assert browser.evaluate('document.documentElement.scrollWidth <= innerWidth'), path
+            if found['wide']:
+                browser.evaluate(SCROLL_TO_END)
+                time.sleep(0.2)
+                assert browser.evaluate(CUES_AT_END) == [], path
+            wide += found['wide']
+        assert wide > 10  # the wide tables are there, and were measured
 
 
 # What a newcomer types into the search box, and the page that must be among the first
