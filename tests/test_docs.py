@@ -183,6 +183,16 @@ def test_result_tables_on_the_pages_are_the_committed_ones():
     outside = h.generated('benchmark-results outside').splitlines()[2:]
     assert outside and all(('above 120 %' in r) != ('below 80 %' in r) for r in outside)
     assert h.generated('benchmark-aggregate').splitlines()[2:] == bench[1][2]
+    # The short form: the same rows, in the summary's columns, cell for cell
+    names = h.cells(bench[0][0])
+    for which in sorted(algos) + ['outside']:
+        full = h.generated('benchmark-results %s' % which).splitlines()
+        short = h.generated('benchmark-summary %s' % which).splitlines()
+        columns = h.cells(short[0])
+        assert set(columns) < set(names) and ('algo' in columns) == (which == 'outside')
+        assert len(short) == len(full)
+        for long_row, short_row in zip(full[2:], short[2:]):
+            assert h.cells(short_row) == [h.cells(long_row)[names.index(c)] for c in columns]
 
 
 def regenerate(tmp_path, monkeypatch):
