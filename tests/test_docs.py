@@ -322,3 +322,71 @@ def test_layer_order_of_the_developer_guide_is_the_import_order():
         for other in imported:
             assert order.index(other) < order.index(pkg), \
                 '%s imports %s, above it in the layers' % (pkg, other)
+
+
+ALGORITHM_PAGES = ['vpg', 'ppo', 'trpo', 'ddpg', 'td3', 'sac', 'dqn']
+
+
+def prose_words(path):
+    """The words of a page of docs/ as a reader meets them: the generated tables expanded,
+    the code blocks and the API reference (``:::`` blocks) left out."""
+    text = hook().expand(page(path), path)
+    text = re.sub(r'^```.*?^```$', '', text, flags=re.M | re.S)
+    kept, in_api = [], False
+    for line in text.splitlines():
+        if line.startswith(':::'):
+            in_api = True
+            continue
+        if in_api and (line.startswith('    ') or not line.strip()):
+            continue
+        in_api = False
+        kept.append(line)
+    return len([w for w in ' '.join(kept).split() if re.search(r'[A-Za-z0-9]', w)])
+
+
+@pytest.mark.parametrize('path, limit', [('algorithms/dqn.md', 2000),
+                                         ('user-guide/performance.md', 2500)])
+def test_reference_pages_stay_within_their_length(path, limit):
+    """Two pages that had grown into lab notebooks (sittings, machines, dates) read as
+    reference; history lives in developer/bench.md and the commit log."""
+    assert prose_words(path) <= limit
+
+
+def section(text, heading):
+    """The text under ``## heading`` up to the next second-level heading."""
+    m = re.search(r'^## %s\n(.*?)(?=^## |\Z)' % re.escape(heading), text, re.M | re.S)
+    return m.group(1) if m else None
+
+
+def saved_keys(algo):
+    """The inputs and outputs the algorithm saves, read from its source."""
+    if algo in ('vpg', 'ppo', 'trpo'):
+        return {'x', 'pi', 'v', 'mu'}  # loops/on_policy.py: mu with test episodes
+    source = open(os.path.join(ROOT, 'spinup_tf', 'algos', algo + '.py')).read()
+    inputs, outputs = re.search(r'saved=\(dict\(([^)]*)\), dict\(([^)]*)\)\)', source).groups()
+    return {kv.split('=')[0].strip() for kv in (inputs + ',' + outputs).split(',') if kv.strip()}
+
+
+@pytest.mark.parametrize('algo', ALGORITHM_PAGES)
+def test_algorithm_page_has_the_sections_a_spinning_up_reader_looks_for(algo):
+    text = page('algorithms/%s.md' % algo)
+    headings = re.findall(r'^## (.+)$', text, re.M)
+    for want in ('The idea', 'Key equations', 'Exploration vs. exploitation', 'Pseudocode',
+                 'The file, top to bottom', 'Parameters', 'Saved model contents', 'References',
+                 'Other public implementations'):
+        assert want in headings, want
+    assert 'As Spinning Up gives it' not in text  # the pseudocode is in our own words
+    saved = section(text, 'Saved model contents')
+    table_keys = set(re.findall(r'^\| `(\w+)`(?:, `(\w+)`)? \|', saved, re.M))
+    assert {k for pair in table_keys for k in pair if k} == saved_keys(algo)
+    assert 'load_policy(' in saved
+
+
+def test_every_table_of_the_algorithms_lists_dqn():
+    home = page('index.md')
+    assert '| [DQN](algorithms/dqn.md) |' in section(home, 'The algorithms')
+    training = page('user-guide/training.md')
+    assert '| DQN | `python run.py dqn --env CartPole-v1` |' in training
+    assert 'Options of the off-policy loop (DDPG, TD3, SAC, DQN;' in training
+    assert '| DQN |' in section(page('user-guide/outputs.md'), 'progress.txt')
+    assert '| DQN | [Deep Q-Network](dqn.md) |' in page('algorithms/index.md')
