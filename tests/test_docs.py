@@ -93,8 +93,19 @@ def test_built_pages_hold_the_generated_tables_and_parameters(built):
     for name, default in [('policy_delay', '2'), ('target_noise', '0.2'), ('act_noise', '0.1')]:
         assert '<code>%s</code>' % name in td3 and '<code>%s</code>' % default in td3, name
     assert '<table>' in td3 and 'Walker2d-v5' in td3
+    # The signature is formatted (ruff: one parameter a line, not one line 4,000 px wide),
+    # and a default reads as the source writes it (docs/hooks/source_defaults.py)
+    signature = re.sub(r'<[^>]+>', '', td3.split('doc-signature', 1)[1].split('</pre>', 1)[0])
+    assert '\n    replay_size=int(1e6),\n' in html_text(signature), signature[:300]
+    assert '1000000.0' not in td3
     assert 'def q_loss(batch):' not in td3  # highlighted, so split into spans ...
     assert 'q_loss' in td3 and 'min_q_targ' in td3  # ... but there
+
+
+def html_text(html):
+    """``html``'s text with the entities of a code block decoded."""
+    import html as html_module
+    return html_module.unescape(html)
 
 
 def test_every_marker_is_made_from_its_source():
@@ -172,6 +183,16 @@ def test_result_tables_on_the_pages_are_the_committed_ones():
     outside = h.generated('benchmark-results outside').splitlines()[2:]
     assert outside and all(('above 120 %' in r) != ('below 80 %' in r) for r in outside)
     assert h.generated('benchmark-aggregate').splitlines()[2:] == bench[1][2]
+    # The short form: the same rows, in the summary's columns, cell for cell
+    names = h.cells(bench[0][0])
+    for which in sorted(algos) + ['outside']:
+        full = h.generated('benchmark-results %s' % which).splitlines()
+        short = h.generated('benchmark-summary %s' % which).splitlines()
+        columns = h.cells(short[0])
+        assert set(columns) < set(names) and ('algo' in columns) == (which == 'outside')
+        assert len(short) == len(full)
+        for long_row, short_row in zip(full[2:], short[2:]):
+            assert h.cells(short_row) == [h.cells(long_row)[names.index(c)] for c in columns]
 
 
 def regenerate(tmp_path, monkeypatch):
@@ -301,3 +322,71 @@ def test_layer_order_of_the_developer_guide_is_the_import_order():
         for other in imported:
             assert order.index(other) < order.index(pkg), \
                 '%s imports %s, above it in the layers' % (pkg, other)
+
+
+ALGORITHM_PAGES = ['vpg', 'ppo', 'trpo', 'ddpg', 'td3', 'sac', 'dqn']
+
+
+def prose_words(path):
+    """The words of a page of docs/ as a reader meets them: the generated tables expanded,
+    the code blocks and the API reference (``:::`` blocks) left out."""
+    text = hook().expand(page(path), path)
+    text = re.sub(r'^```.*?^```$', '', text, flags=re.M | re.S)
+    kept, in_api = [], False
+    for line in text.splitlines():
+        if line.startswith(':::'):
+            in_api = True
+            continue
+        if in_api and (line.startswith('    ') or not line.strip()):
+            continue
+        in_api = False
+        kept.append(line)
+    return len([w for w in ' '.join(kept).split() if re.search(r'[A-Za-z0-9]', w)])
+
+
+@pytest.mark.parametrize('path, limit', [('algorithms/dqn.md', 2000),
+                                         ('user-guide/performance.md', 2500)])
+def test_reference_pages_stay_within_their_length(path, limit):
+    """Two pages that had grown into lab notebooks (sittings, machines, dates) read as
+    reference; history lives in developer/bench.md and the commit log."""
+    assert prose_words(path) <= limit
+
+
+def section(text, heading):
+    """The text under ``## heading`` up to the next second-level heading."""
+    m = re.search(r'^## %s\n(.*?)(?=^## |\Z)' % re.escape(heading), text, re.M | re.S)
+    return m.group(1) if m else None
+
+
+def saved_keys(algo):
+    """The inputs and outputs the algorithm saves, read from its source."""
+    if algo in ('vpg', 'ppo', 'trpo'):
+        return {'x', 'pi', 'v', 'mu'}  # loops/on_policy.py: mu with test episodes
+    source = open(os.path.join(ROOT, 'spinup_tf', 'algos', algo + '.py')).read()
+    inputs, outputs = re.search(r'saved=\(dict\(([^)]*)\), dict\(([^)]*)\)\)', source).groups()
+    return {kv.split('=')[0].strip() for kv in (inputs + ',' + outputs).split(',') if kv.strip()}
+
+
+@pytest.mark.parametrize('algo', ALGORITHM_PAGES)
+def test_algorithm_page_has_the_sections_a_spinning_up_reader_looks_for(algo):
+    text = page('algorithms/%s.md' % algo)
+    headings = re.findall(r'^## (.+)$', text, re.M)
+    for want in ('The idea', 'Key equations', 'Exploration vs. exploitation', 'Pseudocode',
+                 'The file, top to bottom', 'Parameters', 'Saved model contents', 'References',
+                 'Other public implementations'):
+        assert want in headings, want
+    assert 'As Spinning Up gives it' not in text  # the pseudocode is in our own words
+    saved = section(text, 'Saved model contents')
+    table_keys = set(re.findall(r'^\| `(\w+)`(?:, `(\w+)`)? \|', saved, re.M))
+    assert {k for pair in table_keys for k in pair if k} == saved_keys(algo)
+    assert 'load_policy(' in saved
+
+
+def test_every_table_of_the_algorithms_lists_dqn():
+    home = page('index.md')
+    assert '| [DQN](algorithms/dqn.md) |' in section(home, 'The algorithms')
+    training = page('user-guide/training.md')
+    assert '| DQN | `python run.py dqn --env CartPole-v1` |' in training
+    assert 'Options of the off-policy loop (DDPG, TD3, SAC, DQN;' in training
+    assert '| DQN |' in section(page('user-guide/outputs.md'), 'progress.txt')
+    assert '| DQN | [Deep Q-Network](dqn.md) |' in page('algorithms/index.md')

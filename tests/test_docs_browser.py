@@ -4,9 +4,12 @@ Debian's headless Chromium (``tests/docs_site.py`` drives it over the DevTools p
 For the home page, an algorithm page (TD3) and a reproduction page (seed 003): the
 navigation is there, every equation was rendered by KaTeX and no raw TeX is left, every
 image loaded, nothing was requested from another host (the site works offline), and the
-console shows no error. The search box finds the TD3 page. The home and TD3 pages are photographed: into the test's folder, and
+console shows no error. The home and TD3 pages are photographed: into the test's folder, and
 into ``$SPINUP_DOCS_SCREENSHOTS`` when set (``SPINUP_DOCS_SCREENSHOTS=docs/images`` updates
 the README's screenshots).
+
+The search box, typed into as a newcomer would ("TD3", "DQN", "SAC", "PPO", "resume",
+"Pong"), lists the matching page among its first three results.
 
 ``.ci/run`` installs ``chromium`` when it is missing, so CI always runs this; elsewhere the
 test is skipped with that reason when no Chromium is installed.
@@ -68,6 +71,48 @@ PAGES = [
      dict(math=True, images=1, words=['update_count_from', 'tensorlayer-fixed',
                                       'P(fixed > as written)', 'AverageTestEpRet'])),
 ]
+
+
+# Nothing on a page may be wider than the text column unless it scrolls inside a box that
+# fits the column and shows a cue (docs/assets/scroll-cue.js and extra.css: the box's right
+# edge shaded while something is hidden there). Every element of the article is measured:
+# one that reaches past the column must sit in a box that scrolls sideways (not one that
+# cuts it off), and every box whose content is wider than itself must fit the column and
+# show the cue. Returns the problems found; the wide boxes are kept in window.__wide.
+MEASURE_WIDTHS = r"""(() => {
+  const article = document.querySelector('article');
+  const col = document.querySelector('.md-content').getBoundingClientRect();
+  const outside = r => r.width > 0 && (r.right > col.right + 1 || r.left < col.left - 1);
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const name = el => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') + ' "' + (el.innerText || '').slice(0, 50).replace(/\s+/g, ' ') + '"';
+  const problems = [], wide = [];
+  for (const el of article.querySelectorAll('*')) {
+    // KaTeX's MathML copy (for screen readers) is clipped to nothing on purpose; an SVG's
+    // parts are measured as the SVG.
+    if (el.closest('.katex-mathml') || (el.ownerSVGElement)) continue;
+    if (outside(el.getBoundingClientRect())) {
+      let up = el.parentElement;
+      while (up !== article && !scrolls(up) && !['hidden', 'clip'].includes(getComputedStyle(up).overflowX)) up = up.parentElement;
+      if (up === article || !scrolls(up)) problems.push('sticks out or is cut off: ' + name(el));
+    }
+    if (scrolls(el) && el.scrollWidth > el.clientWidth + 1) {
+      if (outside(el.getBoundingClientRect())) { problems.push('its scrolling box is wider than the column: ' + name(el)); continue; }
+      const box = el.closest('.scroll-cue');
+      const after = box && getComputedStyle(box, '::after');
+      if (!box || !box.classList.contains('scroll-cue--right') || after.opacity !== '1' || !(parseFloat(after.width) > 0) || !after.backgroundImage.includes('gradient'))
+        problems.push('scrolls with no visible cue: ' + name(el));
+      else wide.push(el);
+    }
+  }
+  window.__wide = wide;
+  return {problems: [...new Set(problems)], wide: wide.length};
+})()"""
+
+# Scroll every wide box to its right end: its right-hand cue goes, the left-hand one comes.
+SCROLL_TO_END = """(() => { window.__wide.forEach(el => { el.scrollLeft = el.scrollWidth; }); return true; })()"""
+CUES_AT_END = """(() => window.__wide.filter(el => { const box = el.closest('.scroll-cue');
+  return box.classList.contains('scroll-cue--right') || !box.classList.contains('scroll-cue--left'); })
+  .map(el => el.innerText.slice(0, 50)))()"""
 
 
 @pytest.fixture(scope='module')
@@ -133,14 +178,68 @@ def test_pages_render_offline_with_equations_figures_and_no_console_error(site, 
                     browser.screenshot(os.path.join(folder, name))
                 assert png_size(tmp_path / name) == (1280, 800)
 
-        # Search works offline: the theme's own index, searched in a web worker.
-        browser.load(server.url, ready=READY)
-        browser.evaluate(SEARCH % 'polyak')
-        deadline = time.time() + 30
-        while not browser.evaluate("document.querySelectorAll('.md-search-result__item a')"
-                                   ".length") and time.time() < deadline:
-            time.sleep(0.2)
-        hits = browser.evaluate("Array.from(document.querySelectorAll("
-                                "'.md-search-result__item a')).map(a => a.href)")
-        assert any('/algorithms/td3/' in h for h in hits), hits
-        assert browser.errors() == []
+
+def site_pages():
+    """The URL path of every page in mkdocs.yml's nav."""
+    from test_docs import mkdocs_config, nav_pages
+    return [p[:-len('index.md')] if p.endswith('index.md') else p[:-3] + '/'
+            for p in nav_pages(mkdocs_config())]
+
+
+@pytest.mark.parametrize('width', [1280, 800])
+def test_nothing_is_wider_than_the_column_without_a_visible_way_to_see_the_rest(
+        site, tmp_path, width):
+    """Wide tables (the benchmark's 15 columns, the seeds' 12), signatures, code and display
+    equations, on every page, at a desktop width and at a narrow one (no sidebars)."""
+    with docs_site.Server(site) as server, \
+            docs_site.Browser(tmp_path / 'profile', width=width, height=800) as browser:
+        wide = 0
+        for path in site_pages():
+            browser.load(server.url + path, ready=READY, settle=0.2)
+            found = browser.evaluate(MEASURE_WIDTHS)
+            assert found['problems'] == [], (path, found['problems'][:5])
+            assert browser.evaluate('document.documentElement.scrollWidth <= innerWidth'), path
+            if found['wide']:
+                browser.evaluate(SCROLL_TO_END)
+                time.sleep(0.2)
+                assert browser.evaluate(CUES_AT_END) == [], path
+            wide += found['wide']
+        assert wide > 10  # the wide tables are there, and were measured
+
+
+# What a newcomer types into the search box, and the page that must be among the first
+# three results. The index splits words on punctuation as well as spaces (mkdocs.yml's
+# search separator), so the title "Twin Delayed DDPG (TD3)" holds the word "td3".
+SEARCHES = [('TD3', 'algorithms/td3/'), ('DQN', 'algorithms/dqn/'), ('SAC', 'algorithms/sac/'),
+            ('PPO', 'algorithms/ppo/'), ('resume', 'user-guide/resume/'),
+            ('Pong', 'algorithms/dqn/')]
+
+# The page of each result, in the order shown (a result's first link is its page; the
+# links after it are that page's sections).
+RESULT_PAGES = ("Array.from(document.querySelectorAll('.md-search-result__item'))"
+                ".map(li => li.querySelector('a').getAttribute('href'))")
+
+
+def search(browser, server, query, timeout=30):
+    """The pages the theme's search lists for ``query``, best first (searched offline, in
+    the theme's web worker)."""
+    browser.load(server.url, ready=READY)
+    browser.evaluate(SEARCH % query)
+    deadline = time.time() + timeout
+    while not browser.evaluate("document.querySelectorAll('.md-search-result__item').length") \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.3)  # the list is drawn in one go, but let a late redraw land
+    pages = [h.split('?')[0].split('#')[0] for h in browser.evaluate(RESULT_PAGES)]
+    assert browser.errors() == [], query
+    return [server.url + p.lstrip('./') if not p.startswith('http') else p for p in pages]
+
+
+def test_search_finds_each_algorithm_and_topic_among_the_first_three(site, tmp_path):
+    with docs_site.Server(site) as server, \
+            docs_site.Browser(tmp_path / 'profile', width=1280, height=800) as browser:
+        for query, want in SEARCHES:
+            pages = search(browser, server, query)
+            assert server.url + want in pages[:3], (query, pages[:5])
+        # A word of the text, not of a title: somewhere in the results.
+        assert server.url + 'algorithms/td3/' in search(browser, server, 'polyak')

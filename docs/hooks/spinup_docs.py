@@ -10,6 +10,8 @@ is rendered::
     <!-- generated: reproduce-improvement udemy -->   its P(fixed > as written) row(s)
     <!-- generated: benchmark-results td3 -->      plots/benchmark/RESULTS.md rows of an
                                                    algorithm (or: all, outside)
+    <!-- generated: benchmark-summary td3 -->      the same rows, in the columns a reader
+                                                   of one algorithm needs (9 of 15)
     <!-- generated: benchmark-aggregate -->        the aggregate table of the benchmark
     <!-- generated: code spinup_tf/algos/td3.py q_loss -->   the source of a function or
                                                    class (nested ones too), as it is now
@@ -166,6 +168,27 @@ def benchmark_results(which, path=BENCHMARK_RESULTS):
     return _table(header, separator, keep, 'benchmark rows %r in %s' % (which, path))
 
 
+# The columns of the short form of the benchmark table: what a reader of one algorithm's page
+# needs, narrow enough for the text column (the full table has 15).
+SUMMARY_COLUMNS = ('env', 'algo', 'step', 'seeds', 'ours', 'Spinning Up', 'ratio',
+                   'ratio 95 % CI', 'outside')
+
+
+def benchmark_summary(which, path=BENCHMARK_RESULTS):
+    """The rows of :func:`benchmark_results`, with only ``SUMMARY_COLUMNS`` (less ``algo``
+    when ``which`` is one algorithm)."""
+    header, separator, *rows = benchmark_results(which, path).splitlines()
+    names = cells(header)
+    keep = [c for c in SUMMARY_COLUMNS if not (c == 'algo' and which not in ('all', 'outside'))]
+    missing = [c for c in keep if c not in names]
+    if missing:
+        raise GenerationError('%s has no column %s' % (path, ', '.join(missing)))
+    index = [names.index(c) for c in keep]
+    line = lambda values: '| ' + ' | '.join(values) + ' |'
+    return '\n'.join([line(keep), '|' + '---|' * len(keep)]
+                     + [line([cells(r)[i] for i in index]) for r in rows])
+
+
 def benchmark_aggregate(path=BENCHMARK_RESULTS):
     tables = markdown_tables(path)
     if len(tables) < 2:
@@ -228,6 +251,8 @@ def generated(spec):
         return reproduce_improvement(args)
     if kind == 'benchmark-results' and len(args) == 1:
         return benchmark_results(args[0])
+    if kind == 'benchmark-summary' and len(args) == 1:
+        return benchmark_summary(args[0])
     if kind == 'benchmark-aggregate' and not args:
         return benchmark_aggregate()
     if kind == 'code' and len(args) == 2:
