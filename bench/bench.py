@@ -102,9 +102,10 @@ def _offpolicy_graph(algo, env_id):
     got = {}
     original = off_policy.Run.train
 
-    def capture(self, update, batch, act, log_diagnostics, explore=None, saved=None,
-                init_ops=()):
-        got.update(run=self, batch=batch, update=update, init_ops=init_ops)
+    def capture(self, train_ops, update, batch, act, log_diagnostics, explore=None,
+                saved=None, init_ops=()):
+        got.update(run=self, batch=batch, train_ops=train_ops, update=update,
+                   init_ops=init_ops)
     off_policy.Run.train = capture
     try:
         with _tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +118,7 @@ def _offpolicy_graph(algo, env_id):
 def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2):
     import numpy as np
     from spinup_tf.utils.tf1 import tf, make_session
-    from spinup_tf.engine.plain import PlainUpdates
+    from spinup_tf.loops.off_policy import plain_updates
     from spinup_tf.loops.replay_buffer import ReplayBuffer
     from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
     from spinup_tf.fast.window import build_window, FusedUpdater
@@ -125,13 +126,13 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
     run = got['run']
     obs_dim, act_dim, space = run.obs_dim, run.act_dim, run.env.action_space
     with run.graph.as_default():
-        plain = PlainUpdates(got['update'], got['batch'])
+        lists = got['train_ops'](got['batch'])
         buf = GraphReplayBuffer(obs_dim, act_dim, int(1e6)) if fused else \
             ReplayBuffer(obs_dim, act_dim, int(1e6))
         if fused:
-            shapes = {fn: {k: [100 if n is None else n for n in shape]
-                           for k, shape in d.items()} for fn, d in plain.diagnostics.items()}
-            win = build_window(buf, 100, got['update'], shapes)
+            shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
+                             if isinstance(v, tf.Tensor)} for name, fetches in lists.items()}
+            win = build_window(buf, 100, got['train_ops'], got['update'], shapes)
         sess = make_session(run.graph)
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         sess.run(got['init_ops'])
@@ -146,7 +147,7 @@ def measure_update_offpolicy(algo, env_id, fused, calls=300, window=50, warmup=2
                   rng.standard_normal(), rng.standard_normal(obs_dim),
                   float(rng.uniform() < 0.05), episode_end=t % 200 == 199)
     if not fused:
-        updater = plain.window(sess, buf, 100, NoLog())
+        updater = plain_updates(sess, lists, got['update'], got['batch'], buf, 100, NoLog())
     for _ in range(warmup):
         updater(window)
     n_windows = calls // window

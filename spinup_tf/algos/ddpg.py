@@ -1,7 +1,10 @@
 """Deep Deterministic Policy Gradient (DDPG), as a TF1 static graph.
 
-Read top to bottom: inputs, main and target networks, the Q loss and the policy loss (each a function of a batch), train steps, polyak update, and the update in
-Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
+Read top to bottom: placeholders, the main and target networks, the two optimizers, then
+``train_ops(batch)``: the Q loss and ``train_q_op``, the policy loss and ``train_pi_op``
+(``optimizer.minimize``), the polyak ``target_update`` (a ``tf.group`` of ``tf.assign``), as
+the ``sess.run`` lists of one update; ``update(j)`` names the lists an update runs. The loop
+(``spinup_tf.loops.off_policy``) runs them.
 """
 from spinup_tf.utils.tf1 import tf
 from spinup_tf.algos import core
@@ -16,80 +19,78 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
     """Deep Deterministic Policy Gradient (DDPG).
 
     Args:
-        env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space and a bounded flat
+        env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
+            to test on). The env follows gymnasium's API, with a flat Box observation space and a bounded flat
             Box action space.
 
-        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
-            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
-            computation graph:
+        actor_critic: Builds the networks. Called inside a variable scope with the observation
+            tensor ``x_ph`` and the action tensor ``a_ph``, it returns these tensors:
 
             ===========  ================  ======================================
             Symbol       Shape             Description
             ===========  ================  ======================================
-            ``pi``       (batch, act_dim)  | Deterministically computes actions
-                                           | from policy given states.
-            ``q``        (batch,)          | Gives the current estimate of Q* for
-                                           | states in ``x_ph`` and actions in
-                                           | ``a_ph``.
-            ``q_pi``     (batch,)          | Gives the composition of ``q`` and
-                                           | ``pi`` for states in ``x_ph``:
-                                           | q(x, pi(x)).
+            ``pi``       (batch, act_dim)  | The policy's action at each
+                                           | observation, with no noise.
+            ``q``        (batch,)          | The critic's Q(x, a) for the rows of
+                                           | ``x_ph`` and ``a_ph``.
+            ``q_pi``     (batch,)          | The critic at the policy's own
+                                           | action: q(x, pi(x)).
             ===========  ================  ======================================
 
             Its variables come from ``tf.get_variable`` under the sub-scope ``pi`` (the
             policy) and any others (the critic). A registered name also works.
 
-        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
-            to DDPG (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``, ``activation``).
 
-        seed (int): Seed for random number generators (numpy, the graph, the envs).
+        seed (int): Seeds numpy, the graph's random draws and the envs.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
-            agent and the environment in each epoch.
+        steps_per_epoch (int): Env steps (one action, one transition) per epoch; an epoch
+            ends with the test episodes and one row of ``progress.txt``.
 
-        epochs (int): Number of epochs to run and train agent.
+        epochs (int): How many epochs the run lasts.
 
-        replay_size (int): Maximum length of replay buffer.
+        replay_size (int): Transitions the replay buffer holds; the oldest go
+            first once it is full.
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): The discount :math:`\\gamma` in :math:`[0, 1]`.
 
-        polyak (float): Interpolation factor in polyak averaging for target networks:
+        polyak (float): How much of its old value a target variable keeps at each update:
 
             .. math:: \\theta_{\\text{targ}} \\leftarrow
                 \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
 
-            where :math:`\\rho` is polyak. (Always between 0 and 1, usually close to 1.)
+            with :math:`\\rho` = polyak in :math:`[0, 1]`; near 1, the targets trail the main
+            networks slowly.
 
-        pi_lr (float): Learning rate for policy.
+        pi_lr (float): Adam's learning rate for the policy.
 
-        q_lr (float): Learning rate for Q-networks.
+        q_lr (float): Adam's learning rate for the critics.
 
-        batch_size (int): Minibatch size for SGD.
+        batch_size (int): Transitions in each update's batch.
 
-        start_steps (int): Number of steps for uniform-random action selection, before
-            running real policy. Helps exploration.
+        start_steps (int): The first ``start_steps`` env steps act uniformly at random over
+            the action space, so the buffer starts with varied data.
 
-        update_after (int): Number of env interactions to collect before starting to do
-            gradient descent updates. Ensures replay buffer is full enough for useful updates.
+        update_after (int): Env steps before the first update, so the first batches are
+            drawn from more than a handful of transitions.
 
-        update_every (int): Number of env interactions that should elapse between gradient
-            descent updates. Note: Regardless of how long you wait between updates, the ratio
-            of env steps to gradient steps is locked to 1.
+        update_every (int): Updates come in rounds, one every ``update_every`` env steps,
+            each of ``update_every`` updates: one update per env step on average, whatever
+            this value.
 
         act_noise (float): Scale of the exploration noise added to the policy at training
             time, in action units (the stddev of Gaussian noise; see the ``noise`` option).
 
-        num_test_episodes (int): Number of episodes to test the deterministic policy at the
-            end of each epoch.
+        num_test_episodes (int): Noise-free episodes run at the end of every epoch, on
+            the test env.
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
-            truncation: the target bootstraps through it.
+        max_ep_len (int): The longest an episode may run. Reaching it is a
+            truncation, not a terminal state: the target bootstraps through it.
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``,
+            ``exp_name``, ...).
 
-        save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function (and the checkpoint a killed run resumes from).
+        save_freq (int): Save the model every ``save_freq`` epochs (and the checkpoint a killed run resumes from).
 
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``noise`` (``'gaussian'``, ``'ou'``,
@@ -102,15 +103,15 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
     actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
 
     with run.graph.as_default():
-        # Inputs to computation graph
+        # Placeholders for a batch of transitions
         x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
                                                           run.obs_dim, None, None)
 
-        # Main outputs from computation graph
+        # The main networks, on the placeholders
         with tf.variable_scope('main'):
             pi, q, q_pi = actor_critic(x_ph, a_ph, **ac_kwargs)
 
-        # Target networks (their outputs are built in the loss)
+        # Target networks: the same function in its own scope (built on batches in train_ops)
         with tf.variable_scope('target'):
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 
@@ -157,7 +158,7 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             """The lists update ``j`` runs: a Q step, then a policy step and the targets."""
             return ('q', 'pi')
 
-        # Initializing targets to match main variables
+        # The targets start as copies of the main networks
         target_init = tf.group([tf.assign(v_targ, v_main)
                                 for v_main, v_targ in core.paired_vars('main', 'target')])
 

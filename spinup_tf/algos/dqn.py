@@ -1,8 +1,8 @@
 """Deep Q-Network (DQN), with Double DQN and dueling networks as flags, as a TF1 static graph.
 
-Read top to bottom: inputs, main and target Q networks, the TD target and its loss (a function
-of a batch), the train step, the target network's update, the exploration schedule, and the
-update in Spinning Up's words. The loop (``spinup_tf.loops.off_policy``) runs it, as it runs
+Read top to bottom: placeholders, main and target Q networks, then ``train_ops(batch)``: the
+TD target, its loss and the Adam train op (clipped by global norm when asked); the target
+network's copy as a ``tf.group`` of ``tf.assign``, and the exploration schedule. The loop (``spinup_tf.loops.off_policy``) runs it, as it runs
 DDPG, TD3 and SAC.
 """
 
@@ -47,15 +47,15 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
     ``bench/dqn_vs_sb3.py`` runs both with.
 
     Args:
-        env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+        env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
+            to test on). The env follows gymnasium's API, with a flat Box observation space (or uint8 images, read
             through ``core.nature_cnn``) and a ``Discrete``
             action space.
 
         actor_critic: The Q network (named ``actor_critic`` as every algorithm's network is,
             so ``run.py``, ``resume`` and ``test_policy`` treat it alike; DQN's actor is the
-            greedy argmax of its critic). A function which takes in placeholder symbols for
-            state, ``x_ph``, and one-hot action, ``a_ph``, and returns:
+            greedy argmax of its critic). Called inside a variable scope with the observation tensor
+            ``x_ph`` and the one-hot action tensor ``a_ph``, it returns:
 
             ===========  ================  ======================================
             Symbol       Shape             Description
@@ -65,19 +65,20 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
             ``q``        (batch,)          | Q(x, a) for the actions in ``a_ph``.
             ===========  ================  ======================================
 
-        ac_kwargs (dict): Any kwargs appropriate for the network (``hidden_sizes``,
+        ac_kwargs (dict): Keyword arguments passed on to the network (``hidden_sizes``,
             ``activation``).
 
-        seed (int): Seed for random number generators (numpy, the graph, the envs).
+        seed (int): Seeds numpy, the graph's random draws and the envs.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
-            agent and the environment in each epoch.
+        steps_per_epoch (int): Env steps (one action, one transition) per epoch; an epoch
+            ends with the test episodes and one row of ``progress.txt``.
 
-        epochs (int): Number of epochs to run and train agent.
+        epochs (int): How many epochs the run lasts.
 
-        replay_size (int): Maximum length of replay buffer.
+        replay_size (int): Transitions the replay buffer holds; the oldest go
+            first once it is full.
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): The discount :math:`\\gamma` in :math:`[0, 1]`.
 
         polyak (float): Interpolation factor of the target network's update, made every
             ``target_update_interval`` env steps:
@@ -90,13 +91,12 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
 
         lr (float): Learning rate of Adam.
 
-        batch_size (int): Minibatch size for SGD.
+        batch_size (int): Transitions in each update's batch.
 
         start_steps (int): Number of steps of uniform-random actions at the start (SB3's
             ``learning_starts`` acts at random too).
 
-        update_after (int): Number of env interactions to collect before starting to do
-            gradient descent updates.
+        update_after (int): Env steps before the first update.
 
         update_every (int): Number of env interactions between two rounds of updates (SB3's
             ``train_freq``).
@@ -137,13 +137,13 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
         num_test_episodes (int): Number of episodes to test the greedy policy at the end of
             each epoch.
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
-            truncation: the target bootstraps through it.
+        max_ep_len (int): The longest an episode may run. Reaching it is a
+            truncation, not a terminal state: the target bootstraps through it.
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``,
+            ``exp_name``, ...).
 
-        save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+        save_freq (int): Save the model every ``save_freq`` epochs.
 
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``update_at_episode_end``,
@@ -162,15 +162,15 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
     ac_kwargs = dict(run.ac_kwargs, dueling=dueling)
 
     with run.graph.as_default():
-        # Inputs to computation graph (actions as one-hot rows)
+        # Placeholders for a batch of transitions (actions as one-hot rows)
         x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
                                                           run.obs_dim, None, None)
 
-        # Main outputs from computation graph
+        # The main networks, on the placeholders
         with tf.variable_scope('main'):
             greedy, q_all, q = actor_critic(x_ph, a_ph, **ac_kwargs)
 
-        # Target network (its outputs are built in the loss)
+        # Target network: the same function in its own scope
         with tf.variable_scope('target'):
             actor_critic(x2_ph, a_ph, **ac_kwargs)
 

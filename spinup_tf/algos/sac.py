@@ -3,8 +3,9 @@ discrete actions.
 
 Read top to bottom: inputs, main and target networks, the entropy temperature, SAC's losses
 (all from one forward pass of a batch; discrete SAC's take expectations over the actions
-where continuous SAC samples one), train steps, polyak update, and the update in Spinning
-Up's words. The loop (``spinup_tf.loops.off_policy``) runs it.
+where continuous SAC samples one), then ``train_ops(batch)``: one ``minimize`` per loss and
+the polyak ``tf.group`` of ``tf.assign``, as the one ``sess.run`` list of an update. The loop
+(``spinup_tf.loops.off_policy``) runs it.
 """
 import numpy as np
 
@@ -23,33 +24,29 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
     """Soft Actor-Critic (SAC).
 
     Args:
-        env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
+        env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
+            to test on). The env follows gymnasium's API, with a flat Box observation space (or uint8 images, read
             through ``core.nature_cnn``) and a bounded flat
             Box action space, or a ``Discrete`` one (discrete SAC, below).
 
-        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
-            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
-            computation graph:
+        actor_critic: Builds the networks. Called inside a variable scope with the observation
+            tensor ``x_ph`` and the action tensor ``a_ph``, it returns these tensors:
 
             ===========  ================  ======================================
             Symbol       Shape             Description
             ===========  ================  ======================================
-            ``mu``       (batch, act_dim)  | Computes mean actions from policy
-                                           | given states.
-            ``pi``       (batch, act_dim)  | Samples actions from policy given
-                                           | states.
-            ``logp_pi``  (batch,)          | Gives log probability, according to
-                                           | the policy, of the action sampled by
-                                           | ``pi``. Critical: must be differentiable
-                                           | with respect to policy parameters all
-                                           | the way through action sampling.
-            ``q1``       (batch,)          | Gives one estimate of Q* for
-                                           | states in ``x_ph`` and actions in
-                                           | ``a_ph``.
-            ``q2``       (batch,)          | Gives another estimate of Q* for
-                                           | states in ``x_ph`` and actions in
-                                           | ``a_ph``.
+            ``mu``       (batch, act_dim)  | The squashed mean action: what the
+                                           | policy does when tested.
+            ``pi``       (batch, act_dim)  | A squashed action drawn from the
+                                           | policy: how it explores.
+            ``logp_pi``  (batch,)          | log pi(pi | x) of that draw. The draw
+                                           | is reparameterised, so this is
+                                           | differentiable in the policy's
+                                           | weights through the sample.
+            ``q1``       (batch,)          | The first critic's Q(x, a) for the
+                                           | rows of ``x_ph`` and ``a_ph``.
+            ``q2``       (batch,)          | The second critic's Q(x, a), trained
+                                           | on the same target.
             ===========  ================  ======================================
 
             With a ``Discrete`` action space (discrete SAC, Christodoulou 2019; actions fed
@@ -65,19 +62,19 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                 \\quad L_\\pi = \\sum_a \\pi(a|s) \\left[ \\alpha \\log \\pi(a|s)
                 - \\min_i Q_i(s, a) \\right]
 
-        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
-            to SAC (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``, ``activation``).
 
         seed (int): Seed for random number generators.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
-            agent and the environment in each epoch.
+        steps_per_epoch (int): Env steps (one action, one transition) per epoch; an epoch
+            ends with the test episodes and one row of ``progress.txt``.
 
-        epochs (int): Number of epochs to run and train agent.
+        epochs (int): How many epochs the run lasts.
 
-        replay_size (int): Maximum length of replay buffer.
+        replay_size (int): Transitions the replay buffer holds; the oldest go
+            first once it is full.
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): The discount :math:`\\gamma` in :math:`[0, 1]`.
 
         polyak (float): Interpolation factor in polyak averaging for target networks.
             Target networks are updated towards main networks according to:
@@ -85,41 +82,43 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             .. math:: \\theta_{\\text{targ}} \\leftarrow
                 \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
 
-            where :math:`\\rho` is polyak. (Always between 0 and 1, usually close to 1.)
+            with :math:`\\rho` = polyak in :math:`[0, 1]`; near 1, the targets trail the main
+            networks slowly.
 
         lr (float): Learning rate (used for policy, value and, with ``alpha='auto'``, the
             temperature).
 
-        alpha (float or 'auto'): Entropy regularization coefficient. (Equivalent to inverse
-            of reward scale in the original SAC paper.) ``'auto'`` learns it, starting at 1,
+        alpha (float or 'auto'): The weight of the entropy bonus in the
+            objective (the larger, the more random the policy stays; scaling the rewards
+            by ``1 / alpha`` would do the same). ``'auto'`` learns it, starting at 1,
             so that the policy's entropy tracks the target ``-act_dim`` (Haarnoja et al.
             2018, "SAC: Algorithms and Applications"): the loss
             :math:`-\\log\\alpha \\cdot (\\log\\pi(a|s) + \\bar{\\mathcal{H}})` raises
             :math:`\\alpha` when the entropy is below the target (for discrete actions,
             :math:`\\log\\pi(a|s)` is replaced by its expectation over the policy).
 
-        batch_size (int): Minibatch size for SGD.
+        batch_size (int): Transitions in each update's batch.
 
-        start_steps (int): Number of steps for uniform-random action selection, before
-            running real policy. Helps exploration.
+        start_steps (int): The first ``start_steps`` env steps act uniformly at random over
+            the action space, so the buffer starts with varied data.
 
-        update_after (int): Number of env interactions to collect before starting to do
-            gradient descent updates. Ensures replay buffer is full enough for useful updates.
+        update_after (int): Env steps before the first update, so the first batches are
+            drawn from more than a handful of transitions.
 
-        update_every (int): Number of env interactions that should elapse between gradient
-            descent updates. Note: Regardless of how long you wait between updates, the ratio
-            of env steps to gradient steps is locked to 1.
+        update_every (int): Updates come in rounds, one every ``update_every`` env steps,
+            each of ``update_every`` updates: one update per env step on average, whatever
+            this value.
 
         num_test_episodes (int): Number of episodes to test the deterministic policy (the
             squashed mean ``mu``) at the end of each epoch.
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
-            truncation: the target bootstraps through it.
+        max_ep_len (int): The longest an episode may run. Reaching it is a
+            truncation, not a terminal state: the target bootstraps through it.
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``,
+            ``exp_name``, ...).
 
-        save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+        save_freq (int): Save the model every ``save_freq`` epochs.
 
         target_entropy (float): The entropy :math:`\\bar{\\mathcal{H}}` that ``alpha='auto'``
             aims at. None: ``-act_dim`` for a ``Box`` action space, and ``0.98 log(n_acts)``
@@ -143,11 +142,11 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
         target_entropy = 0.98 * np.log(run.act_dim) if run.discrete else -run.act_dim
 
     with run.graph.as_default():
-        # Inputs to computation graph
+        # Placeholders for a batch of transitions
         x_ph, a_ph, x2_ph, r_ph, d_ph = core.placeholders(run.obs_dim, run.act_dim,
                                                           run.obs_dim, None, None)
 
-        # Main outputs from computation graph
+        # The main networks, on the placeholders
         with tf.variable_scope('main'):
             mu, pi, logp_pi, q1, q2 = actor_critic(x_ph, a_ph, **ac_kwargs)
 
@@ -176,25 +175,25 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             x, x2, a = batch['obs1'], batch['obs2'], batch['acts']
             with tf.variable_scope('main', reuse=True):
                 _, pi, logp_pi, q1, q2 = actor_critic(x, a, **ac_kwargs)
-                # compose q with pi, for pi-learning
+                # Both critics at the policy's sampled action: the policy's objective
                 _, _, _, q1_pi, q2_pi = actor_critic(x, pi, **ac_kwargs)
-                # get actions and log probs of actions for next states, for Q-learning
+                # A fresh action at s' and its log-probability: the critics' target
                 _, pi_next, logp_pi_next, _, _ = actor_critic(x2, a, **ac_kwargs)
             with tf.variable_scope('target', reuse=True):
-                # target q values, using actions from *current* policy
+                # The target critics at that action
                 _, _, _, q1_targ, q2_targ = actor_critic(x2, pi_next, **ac_kwargs)
             alpha_t, losses = temperature(logp_pi)
 
-            # Min Double-Q:
+            # The smaller of the two critics, at s and at s'
             min_q_pi = tf.minimum(q1_pi, q2_pi)
             min_q_targ = tf.minimum(q1_targ, q2_targ)
 
-            # Entropy-regularized Bellman backup for Q functions, using Clipped Double-Q
-            # targets. d is gymnasium's `terminated`: a truncated episode still bootstraps.
+            # The soft Bellman target: the smaller target critic minus alpha times
+            # the log-probability of the next action. d is gymnasium's `terminated`: a truncated episode still bootstraps.
             q_backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * (
                 min_q_targ - alpha_t * logp_pi_next))
 
-            # Soft actor-critic losses
+            # The policy's and the critics' losses
             losses['pi'] = tf.reduce_mean(alpha_t * logp_pi - min_q_pi)
             q1_loss = 0.5 * tf.reduce_mean((q_backup - q1) ** 2)
             q2_loss = 0.5 * tf.reduce_mean((q_backup - q2) ** 2)
@@ -274,7 +273,7 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             """Every update runs the one list."""
             return ('step',)
 
-        # Initializing targets to match main variables
+        # The targets start as copies of the main networks
         target_init = tf.group([tf.assign(v_targ, v_main)
                                 for v_main, v_targ in core.paired_vars('main', 'target')])
 

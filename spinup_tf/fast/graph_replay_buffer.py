@@ -14,7 +14,7 @@ the saved model leave them out; the run's checkpoint stores the buffer through
 import numpy as np
 
 from spinup_tf.utils.tf1 import tf, random_uniform_int
-from spinup_tf.loops.replay_buffer import RingLayout
+from spinup_tf.utils.replay_layout import RingLayout
 
 STAGE_ROWS = 4096
 REPLAY_VARIABLES = 'spinup_tf_replay_buffer'

@@ -123,7 +123,7 @@ class Run:
             self.act_dim = self.act_low.shape[0]
             self.policy_space = self.hooks.policy_space(self.env.action_space)
         self.gradient_steps = config.get('gradient_steps', p.update_every)
-        # Share information about action space with policy architecture
+        # The actor-critic gets the action space (its bounds scale the policy's output)
         self.ac_kwargs = dict(config.get('ac_kwargs') or {}, action_space=self.policy_space)
 
     def optimizer(self, learning_rate):
@@ -384,8 +384,7 @@ class OffPolicyLoop(EpochLoop):
             hooks.store(replay_buffer, o, self.stored_action(a), r, o2, terminal, episode_end)
             state['t'] = t + 1
 
-            # Super critical, easy to overlook step: make sure to update most recent
-            # observation!
+            # The next step starts from the observation this one reached
             o = o2
 
             if episode_end:

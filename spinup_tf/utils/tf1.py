@@ -269,27 +269,16 @@ def target_init_op(main_scope='main', target_scope='target'):
                      for v_main, v_targ in paired_vars(main_scope, target_scope)])
 
 
-def polyak_update_op(polyak, main_scope='main', target_scope='target', before=None,
-                     after=None):
+def polyak_update_op(polyak, main_scope='main', target_scope='target'):
     """Polyak averaging of the target network towards the main one.
 
     .. math:: \\theta_{\\text{targ}} \\leftarrow \\rho \\theta_{\\text{targ}} + (1-\\rho) \\theta
 
     with :math:`\\rho` = ``polyak``; returned as a ``tf.group`` of ``tf.assign``, one per
-    paired variable.
-
-    ``before(v_main, v_targ) -> ops`` and ``after(v_main, v_targ, assign)`` (both optional)
-    let an engine order each assign on its own (``spinup_tf.engine.ordering``); the op is the
-    same with or without them.
+    paired variable (the algorithm files write the same ``tf.group`` out in full).
     """
-    assigns = []
-    for v_main, v_targ in paired_vars(main_scope, target_scope):
-        with tf.control_dependencies(before(v_main, v_targ) if before is not None else []):
-            assign = tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
-        if after is not None:
-            after(v_main, v_targ, assign)
-        assigns.append(assign)
-    return tf.group(assigns)
+    return tf.group([tf.assign(v_targ, polyak * v_targ + (1 - polyak) * v_main)
+                     for v_main, v_targ in paired_vars(main_scope, target_scope)])
 
 
 # --------------------------------------------------------------------------------------------
