@@ -12,15 +12,20 @@ Runs a matrix of algorithm x env x seed at Spinning Up's benchmark settings, thr
 
 Every run is one folder ``plots/benchmark/data/<env>/<algo>_<env>_s<seed>/``. A run whose
 ``progress.txt`` has all its epochs is skipped; one with a checkpoint is continued with
-``run.py resume``; anything else starts afresh. So the matrix can run across sittings: stop
+``run.py resume``; anything else starts afresh. ``--work_dir DIR`` keeps the runs themselves
+(models and checkpoints, hundreds of MB each at 1M steps) outside the checkout, in ``DIR``,
+and copies each finished run's ``progress.txt`` and ``config.json`` into the data folder: the
+1M-step runs are ``python plots/benchmark.py --envs HalfCheetah Hopper --algos ddpg td3 sac
+--budget_off 1000000 --work_dir /somewhere/outside``. So the matrix can run across sittings: stop
 it at any time and start it again. ``--no-run`` only redraws the figures
 (``plots/benchmark/<env>.png``) and ``plots/benchmark/RESULTS.md`` from the progress files,
 and never replaces a table with an empty one. Figures and table always cover every run in
 the data folder, whichever ``--envs``/``--algos`` this call ran.
 
 The aggregate (``aggregate.png`` and a section of ``RESULTS.md``) pools every env and
-algorithm whose runs reached their budget: each run's score is its value there over Spinning
-Up TF1's mean (1.0 = Spinning Up's), summarised by the IQM and the mean with 95 % stratified
+algorithm: each run's score is its value at the furthest of Spinning Up's checkpoints its
+env x algorithm reached (300k steps at least, its budget at most) over Spinning Up TF1's mean
+there (1.0 = Spinning Up's), summarised by the IQM and the mean with 95 % stratified
 bootstrap intervals and by the performance profile (``spinup_tf.tools.stats``).
 
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
@@ -122,18 +127,19 @@ def budget_of(algo, args):
     return args.budget_off if algo in OFF_POLICY else args.budget_on
 
 
-def command(env, algo, seed, epochs, data_dir, run_flags=()):
+def command(env, algo, seed, epochs, data_dir, run_flags=(), work_dir=None):
     """The ``run.py`` command of one run (or its ``resume``, which reads the flags back from
     the run's config.json). ``run_flags``: more ``run.py`` flags for every run. The env
-    version is the data folder's (``env_version``)."""
-    folder = run_folder(data_dir, env, algo, seed)
+    version is the data folder's (``env_version``). With ``work_dir``, the run (its model and
+    checkpoints, which are large) lives there instead of in ``data_dir``."""
+    folder = run_folder(work_dir or data_dir, env, algo, seed)
     if osp.isdir(osp.join(folder, 'checkpoint')):
         return [sys.executable, osp.join(ROOT, 'run.py'), 'resume', folder]
     gym_id = env_id(env, data_dir)
     cmd = [sys.executable, osp.join(ROOT, 'run.py'), algo, '--env', gym_id,
            '--seed', str(seed), '--epochs', str(epochs), '--steps_per_epoch',
            str(STEPS_PER_EPOCH), '--exp_name', '%s_%s' % (algo, gym_id),
-           '--data_dir', osp.join(data_dir, env), '--overwrite']
+           '--data_dir', osp.join(work_dir or data_dir, env), '--overwrite']
     if algo in ON_POLICY:
         cmd += ['--hid', '[64,32]', '--act', 'tanh']
     return cmd + list(run_flags)
@@ -145,6 +151,8 @@ def run_matrix(matrix, seeds, args):
         for algo in algos:
             epochs = budget_of(algo, args) // STEPS_PER_EPOCH
             for seed in seeds:
+                if args.work_dir:
+                    collect(env, algo, seed, epochs, args.work_dir, args.data_dir)
                 rows = read_rows(osp.join(run_folder(args.data_dir, env, algo, seed),
                                           'progress.txt'))
                 if len(rows) >= epochs:
@@ -154,15 +162,37 @@ def run_matrix(matrix, seeds, args):
 
     def one(job):
         env, algo, seed, epochs = job
-        cmd = command(env, algo, seed, epochs, args.data_dir, args.run_flags)
+        cmd = command(env, algo, seed, epochs, args.data_dir, args.run_flags, args.work_dir)
         t0 = time.time()
-        _, status = run_logged(cmd, osp.join(args.data_dir, 'logs', '%s_%s_s%d.log'
-                                             % (algo, env_id(env, args.data_dir), seed)))
+        _, status = run_logged(cmd, osp.join(args.work_dir or args.data_dir, 'logs',
+                                             '%s_%s_s%d.log' % (algo, env_id(env, args.data_dir),
+                                                                seed)))
+        if args.work_dir:
+            collect(env, algo, seed, epochs, args.work_dir, args.data_dir)
         print('%-5s %-12s seed %d: %s in %.0f s' % (algo, env, seed, status, time.time() - t0),
               flush=True)
 
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
         list(pool.map(one, todo))
+
+
+def collect(env, algo, seed, epochs, work_dir, data_dir):
+    """Copy a run that finished in ``work_dir`` (all ``epochs`` rows) into ``data_dir``: its
+    ``progress.txt`` and ``config.json`` only, replacing a shorter run of the same seed there.
+    Returns whether it copied."""
+    src = run_folder(work_dir, env, algo, seed)
+    if len(read_rows(osp.join(src, 'progress.txt'))) < epochs:
+        return False
+    dst = run_folder(data_dir, env, algo, seed)
+    os.makedirs(dst, exist_ok=True)
+    for name in ('config.json', 'progress.txt'):
+        with open(osp.join(src, name), 'rb') as f:
+            data = f.read()
+        tmp = osp.join(dst, name + '.tmp')
+        with open(tmp, 'wb') as f:
+            f.write(data)
+        os.replace(tmp, osp.join(dst, name))
+    return True
 
 
 def curves(data_dir, env, algo, seeds):
@@ -327,13 +357,16 @@ def write_outputs(seeds, args):
 
 
 def normalized_finals(rows, args):
-    """``{(env, algo): [score of each seed]}``: each run's value at its algorithm's budget
-    over Spinning Up TF1's mean there (1.0 = Spinning Up's), for every env x algorithm whose
-    runs reached their budget (``rows``: ``write_outputs``'s table rows)."""
-    out = {}
+    """``{(env, algo): [score of each seed]}``: each run's value over Spinning Up TF1's mean
+    there (1.0 = Spinning Up's) at the furthest of Spinning Up's checkpoints that the env x
+    algorithm's runs reached, from 300k steps up to its algorithm's budget (so a 1M row,
+    once its runs reach it, replaces the same task's 300k one) (``rows``:
+    ``write_outputs``'s table rows)."""
+    out, at = {}, {}
     for env, algo, step, ours, su, _, _ in rows:
-        if step == budget_of(algo, args) and su > 0:
-            out[(env, algo)] = [v / su for v in ours]
+        if 300000 <= step <= budget_of(algo, args) and su > 0 and \
+                step > at.get((env, algo), 0):
+            out[(env, algo)], at[(env, algo)] = [v / su for v in ours], step
     return out
 
 
@@ -365,8 +398,9 @@ def aggregate_outputs(rows, args):
                                                        args.budget_on // 1000)
     lines = ['', '## Aggregate: our return over Spinning Up TF1\'s, across envs and algorithms',
              '',
-             'Each run\'s score is its value at its algorithm\'s budget (%s; smoothed over 11 '
-             'epochs as above) divided by Spinning Up TF1\'s mean there: 1.0 is Spinning '
+             'Each run\'s score is its value at the furthest of Spinning Up\'s checkpoints '
+             'its env x algorithm reached, from 300k steps up to its budget (%s; smoothed over '
+             '11 epochs as above), divided by Spinning Up TF1\'s mean there: 1.0 is Spinning '
              'Up\'s. IQM: the mean of the middle 50 %% of the runs pooled; "runs above 1": the '
              'fraction of runs scoring above Spinning Up\'s mean (the performance profile at '
              '1, averaged over tasks). Brackets: 95 %% stratified bootstrap confidence '
@@ -436,6 +470,10 @@ def main(argv=None):
                         help='env steps of an on-policy run (default 3M)')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--data_dir', default=osp.join(HERE, 'data'))
+    parser.add_argument('--work_dir', default=None,
+                        help='run there (models and checkpoints, which are large, stay out of '
+                        'the checkout; a later call resumes them) and copy each finished run\'s '
+                        'progress.txt and config.json into --data_dir')
     parser.add_argument('--out', default=HERE, help='where figures and RESULTS.md go '
                         '(default plots/benchmark)')
     parser.add_argument('--no-run', action='store_true', help='only redraw figures and table')
