@@ -359,13 +359,14 @@ def write_outputs(seeds, args):
 def normalized_finals(rows, args):
     """``{(env, algo): [score of each seed]}``: each run's value over Spinning Up TF1's mean
     there (1.0 = Spinning Up's) at the furthest of Spinning Up's checkpoints that the env x
-    algorithm's runs reached, from 300k steps up to its algorithm's budget (so a 1M row,
+    algorithm's runs reached, from 300k steps (or the budget, if smaller) up to its
+    algorithm's budget (so a 1M row,
     once its runs reach it, replaces the same task's 300k one) (``rows``:
     ``write_outputs``'s table rows)."""
     out, at = {}, {}
     for env, algo, step, ours, su, _, _ in rows:
-        if 300000 <= step <= budget_of(algo, args) and su > 0 and \
-                step > at.get((env, algo), 0):
+        budget = budget_of(algo, args)
+        if min(300000, budget) <= step <= budget and su > 0 and step > at.get((env, algo), 0):
             out[(env, algo)], at[(env, algo)] = [v / su for v in ours], step
     return out
 

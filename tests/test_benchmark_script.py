@@ -226,3 +226,32 @@ def test_aggregate_pools_runs_at_their_budget_normalised_by_spinning_up(tmp_path
     # Each row's 95 % interval of our mean over seeds, and of the ratio.
     line = [l for l in table.splitlines() if l.startswith('| HalfCheetah-v5 | td3 | 100k')][0]
     assert line.endswith('| [2790, 2790] | [0.50, 0.50] |')
+
+
+def test_aggregate_takes_each_task_at_its_furthest_checkpoint_and_work_dir_runs_land(tmp_path):
+    """With --budget_off 1M, a task whose runs reached 1M is scored there, one whose runs
+    stopped at 300k is scored at 300k; a run finished in --work_dir is copied into the data
+    folder (progress and config only), an unfinished one is not."""
+    bm = load()
+    data, work, out = (str(tmp_path / n) for n in ('data', 'work', 'out'))
+    os.makedirs(out)
+    for seed in range(2):  # Spinning Up TF1: HalfCheetah TD3 9893 at 1M, Hopper TD3 2168 at 300k
+        write_run(bm, work, 'HalfCheetah', 'td3', seed, 9893 * 0.5, epochs=250)
+        write_run(bm, data, 'HalfCheetah', 'td3', seed, 1.0, epochs=75)  # replaced
+        write_run(bm, data, 'Hopper', 'td3', seed, 2168 * 1.5, epochs=75)
+    write_run(bm, work, 'Hopper', 'sac', 0, 1.0, epochs=10)  # unfinished: stays in work
+    for seed in range(2):
+        open(os.path.join(bm.run_folder(work, 'HalfCheetah', 'td3', seed), 'config.json'),
+             'w').write('{"seed": %d}' % seed)
+        assert bm.collect('HalfCheetah', 'td3', seed, 250, work, data)
+    assert not bm.collect('Hopper', 'sac', 0, 250, work, data)
+    landed = bm.run_folder(data, 'HalfCheetah', 'td3', 1)
+    assert sorted(os.listdir(landed)) == ['config.json', 'progress.txt']
+    assert not os.path.exists(bm.run_folder(data, 'Hopper', 'sac', 0))
+    assert bm.main(['--no-run', '--budget_off', '1000000', '--envs', 'HalfCheetah', 'Hopper',
+                    '--data_dir', data, '--out', out]) == 0
+    table = open(os.path.join(out, 'RESULTS.md')).read()
+    rows = {line.split('|')[1].strip(): line for line in table.split('## Aggregate')[1]
+            .splitlines() if line.startswith('| ')}
+    assert rows['all'].startswith('| all | 2 | 4 | 1.00 [1.00, 1.00] |'), rows['all']
+    assert '| HalfCheetah-v5 | td3 | 1000k | 2 |' in table
