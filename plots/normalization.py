@@ -4,7 +4,7 @@
 
 Runs ``run.py ppo --env HalfCheetah-v5`` at Spinning Up's PPO defaults (64x64 tanh, 4000
 steps per epoch) for ``--seeds`` seeds, once with ``--normalize_obs False --normalize_rew
-False`` (Spinning Up as written) and once with both ``True`` (``spinup_tf/loops/normalize.py``,
+False`` (Spinning Up as written) and once with both ``True`` (``spinup_tf/utils/normalize.py``,
 the running statistics of SB3's ``VecNormalize``). Finished runs are skipped and killed ones
 resumed, so it can be stopped and started again. Then it draws
 ``plots/normalization/ppo_halfcheetah.png`` (training-batch return ``AverageEpRet``, mean

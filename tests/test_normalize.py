@@ -5,7 +5,7 @@ import json
 import numpy as np
 import gymnasium as gym
 
-from spinup_tf.loops.normalize import (RunningMeanStd, Normalization, NormalizedEnv,
+from spinup_tf.utils.normalize import (RunningMeanStd, Normalization, NormalizedEnv,
                                        normalize_envs, observation_normalizer, CLIP, EPS)
 from spinup_tf.utils.envs import EnvFn
 

@@ -254,7 +254,7 @@ def test_rllab_evaluates_once_after_the_last_epoch_with_eval_samples_episodes(tm
 
 
 def test_test_episodes_and_their_discounted_returns():
-    from spinup_tf.loops.evaluation import run_test_episodes
+    from spinup_tf.loops.skeleton import run_test_episodes
     logger = SimpleNamespace(epoch_dict={})
     logger.store = lambda **kw: [logger.epoch_dict.setdefault(k, []).append(v)
                                  for k, v in kw.items()]

@@ -37,6 +37,7 @@ A hook object carries ``flags``, the settings that chose its behaviour (recorded
 ``config.json``), and ``state``, a JSON-able dict the loop checkpoints with its own, so a
 resumed run continues a stateful hook where it was.
 """
+from spinup_tf.utils import run_setup
 from spinup_tf.loops.noise import NoisyPolicy
 
 
@@ -187,3 +188,9 @@ def counted_update(update, hooks):
     def counted(j):
         return update(hooks.update_index(j))
     return counted
+
+
+def split_config(algo, config, options, loop_parameters):
+    """``spinup_tf.utils.run_setup.split_config`` with Spinning Up's :class:`Hooks` as the
+    default hooks."""
+    return run_setup.split_config(algo, config, options, loop_parameters, Hooks)

@@ -41,7 +41,8 @@ from spinup_tf.loops.hooks import counted_update
 from spinup_tf.loops.noise import exploration_noise, noise_state, load_noise_state
 from spinup_tf.loops.replay_buffer import ReplayBuffer, FrameStackReplayBuffer, MIN_SLOTS
 from spinup_tf.utils.atari import is_atari_env
-from spinup_tf.loops.session import Setup, split_config
+from spinup_tf.utils.run_setup import Setup
+from spinup_tf.loops.hooks import split_config
 from spinup_tf.loops.skeleton import EpochLoop
 
 OPTIONS = dict(
@@ -51,7 +52,7 @@ OPTIONS = dict(
     updates_per_step=1,           # gradient steps per env step
     videos=0,                     # deterministic episodes recorded to <run>/videos/ at the end
     tensorboard=False,            # every progress column as a TensorBoard scalar too
-    normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
+    normalize_obs=False,          # running mean/std observations (spinup_tf.utils.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters)."""
@@ -235,7 +236,7 @@ class Run:
         ``<run>/videos/episode-<i>.mp4`` (fresh envs, ``render_mode='rgb_array'``), with the
         observations normalised as in training."""
         from spinup_tf.utils.video import record_episodes
-        from spinup_tf.loops.normalize import observation_normalizer, MODEL_KEY
+        from spinup_tf.utils.normalize import observation_normalizer, MODEL_KEY
         stats = self.logger.model_extras.get(MODEL_KEY)
         normalize = observation_normalizer({MODEL_KEY: stats.state_dict()} if stats else {})
         out = osp.join(self.logger.output_dir, 'videos')

@@ -289,7 +289,7 @@ class PolicySpec:
         a_ph = placeholder_from_space(self.act_space)
         outputs = self.actor_critic(x_ph, a_ph, action_space=self.act_space, **self.ac_kwargs)
         info = outputs[3]
-        if isinstance(self.act_space, Discrete):  # loops.evaluation.deterministic_action
+        if isinstance(self.act_space, Discrete):  # loops.skeleton.deterministic_action
             return tf.argmax(info['logp_all'], axis=1, output_type=tf.int32), x_ph
         return info['mu'], x_ph
 
@@ -391,7 +391,7 @@ def _variable_reader(folder):
 def _observation_normalizer(info, obs_dim, path):
     """``f(o)`` normalising as the model was trained (``model_info.json``'s
     ``normalization.obs``, checked), the identity without statistics."""
-    from spinup_tf.loops.normalize import MODEL_KEY, RunningMeanStd, normalize_obs
+    from spinup_tf.utils.normalize import MODEL_KEY, RunningMeanStd, normalize_obs
     stats = info.get(MODEL_KEY)
     if stats is None:
         return lambda o: o

@@ -27,7 +27,7 @@ run's budget, its RNG states and episode well-formed) before :meth:`Checkpointer
 **Exact resume.** A resumed run repeats the uninterrupted one: the in-graph random draws
 come from counters in the checkpointed variables (``spinup_tf.utils.tf1.draw_seed``), and the
 loops rebuild the open episode by replaying its reset and actions
-(``spinup_tf.loops.episode_replay``), so progress.txt is the same apart from ``Time``.
+(``spinup_tf.utils.episode_replay``), so progress.txt is the same apart from ``Time``.
 """
 import json
 import os

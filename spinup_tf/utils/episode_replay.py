@@ -18,7 +18,7 @@ holds them after those steps.
 """
 import numpy as np
 
-from spinup_tf.loops.normalize import NormalizedEnv
+from spinup_tf.utils.normalize import NormalizedEnv
 from spinup_tf.utils.envs import seed_env
 
 

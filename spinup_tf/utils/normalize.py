@@ -77,7 +77,7 @@ class NormalizedEnv(gym.Wrapper):
     """``env`` seen through :class:`Normalization` ``stats``; ``update``: this env's steps
     update them (the training env), else they are only read (a test env, which then also
     leaves rewards alone). ``frozen`` (set while a resume replays an episode, see
-    ``spinup_tf.loops.episode_replay``): the statistics are only read, but the discounted
+    ``spinup_tf.utils.episode_replay``): the statistics are only read, but the discounted
     return still follows the steps."""
 
     def __init__(self, env, stats, gamma=0.99, update=True):

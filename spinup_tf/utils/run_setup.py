@@ -15,9 +15,8 @@ from spinup_tf.utils.envs import env_id_of
 from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.logx import EpochLogger
 from spinup_tf.utils.run_folder import lock_run_folder, release_run_folder
-from spinup_tf.loops.normalize import normalize_envs
+from spinup_tf.utils.normalize import normalize_envs
 from spinup_tf.utils.atari import is_atari_env, training_wrappers
-from spinup_tf.loops.hooks import Hooks
 from spinup_tf.utils.errors import DiskFullError, disk_full_path
 
 
@@ -42,22 +41,22 @@ def _disk_full_message(output_dir, path, state):
                                           state.get('epoch', 0) + 1, kept, output_dir))
 
 
-def split_config(algo, config, options, loop_parameters):
+def split_config(algo, config, options, loop_parameters, hooks_class):
     """An algorithm's ``locals()`` as a loop reads them.
 
     Returns:
         ``(options, p, hooks, config)``: the loop's options (``options`` overridden by the
         algorithm's ``**options``, as attributes; an unknown one is a ``TypeError``, as for
         any function), the loop's parameters (``loop_parameters``, as attributes), the
-        run's hooks (``options['hooks']``, a ``spinup_tf.loops.hooks.Hooks``; Spinning Up's
-        when not given), and the config to record: the hyperparameters with every option
+        run's hooks (``options['hooks']``, a ``hooks_class``; ``hooks_class()`` when not
+        given), and the config to record: the hyperparameters with every option
         and the hooks' flags flattened in.
     """
     given = dict(config.get('options') or {})
     hooks = given.pop('hooks', None)
     if hooks is None:
-        hooks = Hooks()
-    elif not isinstance(hooks, Hooks):
+        hooks = hooks_class()
+    elif not isinstance(hooks, hooks_class):
         raise TypeError('%s(): hooks must be a spinup_tf.loops.hooks.Hooks, got %r'
                         % (algo, hooks))
     unknown = sorted(set(given) - set(options))
