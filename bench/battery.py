@@ -77,18 +77,17 @@ def diff(before, after):
 
 
 def epochs_of(run):
-    path = os.path.join(run, 'progress.txt')
-    if not os.path.isfile(path) or os.path.islink(path):
-        return None
-    lines = open(path).read().split('\n')
-    header = lines[0].split('\t')
-    if 'Epoch' not in header:
-        return None
-    col = header.index('Epoch')
+    """The ``Epoch`` column of the run's progress file (the one reader,
+    ``spinup_tf.utils.progress_file``), or None when it cannot be read as a table."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.progress_file import read_table
     try:
-        return [int(float(line.split('\t')[col])) for line in lines[1:] if line]
-    except (ValueError, IndexError):
+        table = read_table(os.path.join(run, 'progress.txt'))
+    except (OSError, UserInputError):
         return None
+    if 'Epoch' not in table:
+        return None
+    return [int(e) for e in table['Epoch']]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -279,32 +279,29 @@ class Running:
         self.started = time.time()
 
 
-def read_rows(path):
-    """The complete rows of a progress file as dicts (a row still being written is left
-    out); ``[]`` when there is none."""
+def read_progress(run_dir):
+    """The complete rows of a trial's progress file (``spinup_tf.utils.progress_file``; a
+    row still being written is left out) as a ``Table``; an empty one when there is none
+    yet, or when it cannot be read (a trial whose file is not a table fails for lack of
+    values, said once by ``_tell_finished``)."""
+    from spinup_tf.utils.progress_file import Table, read_run_table
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        return []
-    lines = text.split('\n')[:-1]  # only lines ended by a newline
-    if not lines:
-        return []
-    header = lines[0].split('\t')
-    return [dict(zip(header, line.split('\t'))) for line in lines[1:] if line.strip()]
+        return read_run_table(run_dir, partial='drop')
+    except (OSError, UserInputError):
+        return Table(osp.join(run_dir, 'progress.txt'), [], {}, 0)
 
 
-def metric_values(rows, metric):
+def metric_values(table, metric):
     """``[(epoch, value)]`` of the rows whose ``metric`` is a finite number."""
+    if metric not in table:
+        return []
+    values = table[metric]
+    epochs = table['Epoch'] if 'Epoch' in table else range(1, len(table) + 1)
     out = []
-    for i, row in enumerate(rows):
-        try:
-            value = float(row.get(metric, 'nan'))
-            epoch = int(float(row.get('Epoch', i + 1)))
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            out.append((epoch, value))
+    for epoch, value in zip(epochs, values):
+        value, epoch = float(value), float(epoch)
+        if math.isfinite(value) and math.isfinite(epoch):
+            out.append((int(epoch), value))
     return out
 
 
@@ -512,7 +509,7 @@ class Tuner:
         from spinup_tf.utils.checkpoint import has_checkpoint
         trial = self.optuna.trial.Trial(self.study, frozen._trial_id)
         run_dir = frozen.user_attrs.get('run_dir')
-        rows = read_rows(osp.join(run_dir, 'progress.txt')) if run_dir else []
+        rows = read_progress(run_dir) if run_dir else []
         reported = frozen.intermediate_values
         if run_dir and self.c.epochs and len(rows) >= self.c.epochs:
             r = Running(trial, run_dir, None, reported)
@@ -533,8 +530,7 @@ class Tuner:
     def _report(self, r):
         """Report the epochs written since the last look; True when the pruner stops it."""
         new = False
-        for epoch, value in metric_values(read_rows(osp.join(r.run_dir, 'progress.txt')),
-                                          self.c.metric):
+        for epoch, value in metric_values(read_progress(r.run_dir), self.c.metric):
             if epoch in r.reported:
                 continue
             r.trial.report(value, epoch)
@@ -561,7 +557,7 @@ class Tuner:
 
     def _tell_finished(self, r, status, error):
         S = self.optuna.trial.TrialState
-        values = metric_values(read_rows(osp.join(r.run_dir, 'progress.txt')), self.c.metric)
+        values = metric_values(read_progress(r.run_dir), self.c.metric)
         if status == 'ok' and values:
             self.study.tell(r.number, values[-1][1])
             best = self.study.best_trial
