@@ -33,6 +33,12 @@ USAGE = """usage:
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
   python run.py resume DIR                             continue a killed or interrupted run
   python run.py tune ALGO --env ENV_ID --trials N      hyperparameter search (Optuna)
+
+The same commands: spinup-tf ... (the console script of pip install -e .) or
+python -P -m spinup_tf ... . For folders from elsewhere (a download, a shared disk) use one of
+those two, or python /path/to/run.py: plain python -m spinup_tf puts the working directory
+first on Python's path, so inside such a folder it would import a spinup_tf/ planted there
+(docs/user-guide/reliability.md).
 """
 RESUME_HELP = """usage: python run.py resume RUN_DIR
 
@@ -64,7 +70,11 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Terminated (SIGTERM) too
-        print(interrupt_message(e), file=sys.stderr)
+        if argv[:1] in (['plot'], ['test_policy']):  # nothing of a run to report
+            print('%s: %s' % (argv[0], 'terminated' if isinstance(e, Terminated)
+                              else 'interrupted'), file=sys.stderr)
+        else:
+            print(interrupt_message(e), file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
 
 
@@ -109,9 +119,11 @@ def _dispatch(argv):
             return 0
         if len(rest) != 1 or rest[0].startswith('-'):
             raise UserInputError('usage: python run.py resume RUN_DIR')
-        from spinup_tf.tools.resume import resume
-        install_stop_handlers()
-        resume(rest[0])
+        from spinup_tf.tools.resume import resume_kwargs
+        signal.signal(signal.SIGTERM, _raise_terminated)  # checks only so far: stop at once
+        fn, kwargs = resume_kwargs(rest[0])
+        install_stop_handlers()  # training from here: stop between two env steps, saved
+        fn(**kwargs)
         return 0
     if cmd not in ALGOS:
         raise UserInputError('unknown algorithm %r; valid commands: %s'

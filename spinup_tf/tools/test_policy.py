@@ -6,6 +6,12 @@ project's code and the folder's ``config.json``, and only variable values are re
 downloaded folder is safe to test. Episodes are capped at the run's ``max_ep_len`` unless
 ``--len`` says otherwise. ``--video OUT.mp4`` (or a folder) records the episodes instead of
 showing them (``spinup_tf.utils.video``; headless).
+
+Refused with one ``error:`` line: an ``env_kwargs`` ``render_mode='human'`` on a machine with
+no display (it would crash the env), weights that are not finite numbers (every action would
+be NaN), and every kind of damaged or hostile model (``spinup_tf.saving.policy``). For a
+folder from elsewhere run it as ``spinup-tf test_policy DIR`` or ``python -P -m spinup_tf
+test_policy DIR``, not ``python -m spinup_tf`` from inside the folder.
 """
 import argparse
 import os

@@ -12,7 +12,6 @@ recorded by its gymnasium id only, so a policy can be run again from its folder 
 import json
 import os
 import os.path as osp
-import shutil
 import sys
 import time
 
@@ -218,9 +217,9 @@ class Logger:
                          + suffix)
         tmp = fpath + '.tmp'
         old = fpath + '.old'
-        for p in (tmp, old):
-            if osp.exists(p):
-                shutil.rmtree(p)
+        from spinup_tf.utils.safe_files import remove_any
+        for p in (tmp, old):  # leftovers of any kind (a FIFO is removed, never opened)
+            remove_any(p)
         sess = info['session']
         if sess.graph.finalized and info.get('saved_model_pb') is not None:
             # The graph cannot change once finalized, so neither can saved_model.pb (the
@@ -254,8 +253,8 @@ class Logger:
         if osp.exists(fpath):
             os.replace(fpath, old)
         os.replace(tmp, fpath)
-        if osp.exists(old):
-            shutil.rmtree(old)
+        if osp.lexists(old):
+            remove_any(old)
 
     # ---------------------------------------------------------------------------------------
     def dump_tabular(self):
