@@ -355,13 +355,19 @@ def _pyplot():
     return plt
 
 
-# Every figure of the project is drawn with matplotlib's own defaults and these settings:
+# Every figure of the project is drawn with matplotlib's own defaults and these settings,
 # not with a ``matplotlibrc`` that matplotlib found in the working directory when it was
 # imported (a downloaded folder can hold one that turns on ``text.usetex`` or changes any
-# style), and with every label, title and legend entry drawn as plain text: a ``$`` in an
-# ``exp_name`` or an env id is a dollar sign, never the start of mathtext (whose parser
-# raises on ``$\frac{$``).
-STYLE = {'text.usetex': False, 'text.parse_math': False, 'axes.formatter.use_mathtext': False}
+# style). Mathtext stays on for matplotlib's own tick labels (a log axis's 10^4); every
+# label, title and legend entry made from a run's data goes through :func:`plain`.
+STYLE = {'text.usetex': False, 'axes.formatter.use_mathtext': False}
+
+
+def plain(text):
+    """``text`` drawn as it is, never as mathtext: each ``$`` escaped (matplotlib draws
+    ``\\$`` as a dollar sign), so an ``exp_name`` or env id such as ``$\\frac{$`` is a
+    label, not a formula whose parser raises."""
+    return None if text is None else str(text).replace('$', r'\$')
 
 
 @contextlib.contextmanager
@@ -480,7 +486,7 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
             _warn(f'{label!r}: runs have {min(lengths)} to {max(lengths)} rows; '
                   f'truncated to the shortest ({min(lengths)})')
         x, center, low, high = band(xs, ys, est, smooth_window, ci)
-        line, = ax.plot(x, center, label=label, linewidth=1.5,
+        line, = ax.plot(x, center, label=plain(label), linewidth=1.5,
                         marker='o' if len(x) == 1 else None)
         if len(group) > 1:
             ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
@@ -489,12 +495,12 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
 
     for ref, ref_label in references:
         ax.axhline(ref, color='black', linestyle='--', linewidth=1,
-                   label=ref_label or f'reference {ref:g}')
-    ax.set_xlabel(xaxis)
-    ax.set_ylabel(y_label([r for group in groups.values() for r in group], value))
+                   label=plain(ref_label or f'reference {ref:g}'))
+    ax.set_xlabel(plain(xaxis))
+    ax.set_ylabel(plain(y_label([r for group in groups.values() for r in group], value)))
     title = title if title is not None else default_title(runs)
     if title:
-        ax.set_title(title)
+        ax.set_title(plain(title))
     ax.grid(True, alpha=0.3)
     ax.legend(loc='best', title=CI_LABEL if ci and not count else None)
     if xmax > SCI_THRESHOLD:

@@ -752,7 +752,7 @@ def _save_figures(study, c):
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     from optuna.visualization import matplotlib as ovm
-    from spinup_tf.tools.plot import save_figure
+    from spinup_tf.tools.plot import plain, save_figure
     os.makedirs(c.folder, exist_ok=True)
     written = []
     for name, draw in (('history', ovm.plot_optimization_history),
@@ -770,8 +770,8 @@ def _save_figures(study, c):
         fig.set_size_inches(8, 5)
         for loc in ('left', 'center'):  # optuna titles its axes on the left
             if ax.get_title(loc=loc):
-                ax.set_title('%s: %s on %s, %s' % (ax.get_title(loc=loc), c.algo, c.env,
-                                                   c.metric), loc=loc, fontsize=10)
+                ax.set_title(plain('%s: %s on %s, %s' % (ax.get_title(loc=loc), c.algo, c.env,
+                                                         c.metric)), loc=loc, fontsize=10)
         fig.tight_layout()
         try:
             save_figure(fig, path, dpi=100)  # a fresh file renamed into place, never a link
