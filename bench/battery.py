@@ -630,7 +630,7 @@ def tiny_rows(megabytes):
             header = f.readline()
         with open(path, 'w') as f:
             f.write(header)
-            row = '\t'.join(['1'] * len(header.split('\t'))) + '\n'
+            row = '\t'.join(['1'] * (header.count('\t') + 1)) + '\n'
             block = row * (1 << 20 // len(row) or 1)
             while f.tell() < megabytes << 20:
                 f.write(block)
