@@ -45,7 +45,10 @@ RESUME_HELP = """usage: python run.py resume RUN_DIR
 Continue a killed or interrupted run from its folder: the algorithm, its hyperparameters,
 the env id and its keyword arguments come from RUN_DIR/config.json, the state from
 RUN_DIR/checkpoint/ (written every save_freq epochs, at the last one and on Ctrl-C).
-Progress rows are appended to RUN_DIR/progress.txt after the rows the checkpoint covers."""
+Progress rows are appended to RUN_DIR/progress.txt after the rows the checkpoint covers.
+
+For a folder from elsewhere: spinup-tf resume RUN_DIR (or python -P -m spinup_tf resume
+RUN_DIR), not python -m spinup_tf from inside it (docs/user-guide/reliability.md)."""
 
 
 def main(argv=None):

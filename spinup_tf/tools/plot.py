@@ -588,7 +588,10 @@ class _Parser(argparse.ArgumentParser):
 def build_parser():
     parser = _Parser(
         prog=PROG, description='Plot learning curves of Spinning-Up-style runs.',
-        epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png')
+        epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png. '
+               'For folders from elsewhere run spinup-tf plot ... or python -P -m spinup_tf '
+               'plot ..., not python -m spinup_tf from inside them '
+               '(docs/user-guide/reliability.md).')
     parser.add_argument('logdir', nargs='+',
                         help='run directories searched recursively for progress.txt; a path '
                              'that is not a directory is a prefix of sibling directories')

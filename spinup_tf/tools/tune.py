@@ -67,6 +67,10 @@ Any other flag is a run.py flag fixed for every trial, e.g. --epochs 10 --steps_
 a flag that is in the search space is then not tuned. Search spaces:
 spinup_tf/tools/search_spaces.py (set against rl-baselines3-zoo's).
 
+A study folder is data: one that is a link, or holds a link, a FIFO or a device, a read-only
+database, or a trial whose stored folder leaves the study, is refused before anything is
+written. For a study from elsewhere run spinup-tf tune ... or python -P -m spinup_tf tune ...
+
 example: python run.py tune td3 --env Pendulum-v1 --trials 20 --epochs 10 --workers 2"""
 
 TUNE_OPTIONS = ('trials', 'storage', 'study', 'data_dir', 'workers', 'backend', 'address',
