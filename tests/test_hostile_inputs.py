@@ -225,6 +225,21 @@ def test_a_run_folder_or_exp_folder_that_is_a_link_is_not_written_through(run, t
     assert os.listdir(tmp_path / 'elsewhere') == []
 
 
+def test_videos_are_not_written_through_a_link_in_the_run_folder(tmp_path):
+    from spinup_tf.tools.test_policy import check_video_paths
+    run = tmp_path / 'run'
+    run.mkdir()
+    (tmp_path / 'elsewhere').mkdir()
+    os.symlink(tmp_path / 'elsewhere', run / 'videos')
+    with pytest.raises(UserInputError, match='symbolic link'):
+        check_video_paths(str(run), str(run / 'videos'), 2)
+    os.symlink(tmp_path / 'victim', run / 'v.mp4')
+    with pytest.raises(UserInputError, match='symbolic link'):
+        check_video_paths(str(run), str(run / 'v.mp4'), 1)
+    check_video_paths(str(run), str(run / 'new' / 'v.mp4'), 3)
+    check_video_paths(str(run), str(tmp_path / 'elsewhere' / 'v.mp4'), 1)  # the user's own
+
+
 # ---- tune's study folder and database ------------------------------------------------------
 TUNE = ['tune', 'td3', '--env', 'Pendulum-v1', '--trials', '1', '--epochs', '1',
         '--steps_per_epoch', '200', '--start_steps', '100', '--update_after', '100',
