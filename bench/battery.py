@@ -1,16 +1,24 @@
-"""The hostile-folder battery of issue 34: run folders built as a hostile file and a careless
-hand would, given to ``test_policy``, ``resume``, ``plot`` and new runs.
+"""The hostile-input battery: run folders built as a hostile file and a careless hand would,
+given to ``test_policy``, ``resume``, ``plot`` and new runs (issue 34), and what lies beyond
+a run folder's own files (issue 56): the working directory, ``tune``'s study folder and
+database, FIFOs and devices, checkpoint indexes, env files, text that matplotlib parses,
+signals. The cases of issue 56 carry a class tag (``[code]``, ``[links]``, ``[fifo]``,
+``[crash]``, ``[text]``, ``[silent]``, ``[signal]``), each class with its own payloads.
 
-Not a test (the suite has one test per kind of case, ``tests/test_folder_safety.py``): this
-runs every case and prints one line per case and the totals the issue asks for:
+Not a test (the suite has one test per kind of case, ``tests/test_folder_safety.py`` and
+``tests/test_hostile_inputs.py``): this runs every case and prints one line per case, then
+the totals and one line per class:
 
-* **tracebacks**: a ``Traceback`` on stderr;
-* **hangs**: a command that had not ended after ``--timeout`` seconds (killed);
+* **code run**: a module, backend or model planted by the case ran (it writes a marker);
 * **writes outside**: any file created, changed or removed under the battery's folder
   outside the case's own run folder and ``--data_dir`` (the symlink targets and the paths a
   hostile model writes to live there);
-* **lost or mixed rows**: a refused case whose run folder changed at all, or an accepted
-  ``resume`` whose ``progress.txt`` is not epochs ``1..N`` once each with the rows it had;
+* **hangs**: a command that had not ended after ``--timeout`` seconds, or within
+  ``SIGNAL_GRACE`` seconds of a SIGTERM or SIGINT (killed);
+* **tracebacks**: a ``Traceback`` on stderr;
+* **crashes**: a native crash: killed by a signal nobody sent (abort, segfault);
+* **data lost**: a refused case whose folder changed at all, or an accepted ``resume``
+  whose ``progress.txt`` is not epochs ``1..N`` once each with the rows it had;
 * **refusal exit codes**: every case expected to be refused must exit 2 with one error line.
 
     python bench/battery.py [--only SUBSTRING] [--timeout 240] [--keep]
