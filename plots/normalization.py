@@ -8,9 +8,10 @@ False`` (Spinning Up as written) and once with both ``True`` (``spinup_tf/loops/
 the running statistics of SB3's ``VecNormalize``). Finished runs are skipped and killed ones
 resumed, so it can be stopped and started again. Then it draws
 ``plots/normalization/ppo_halfcheetah.png`` (training-batch return ``AverageEpRet``, mean
-over seeds with a band of ±1 std over seeds, combined as ``run.py plot`` combines seeds) and writes ``plots/normalization/RESULTS.md``: per variant,
-the mean ± std over seeds of the last 10 epochs' mean ``AverageEpRet``. ``--no-run`` only
-redraws, and never replaces a table with an empty one.
+over seeds with a band of ±1 std over seeds, combined as ``run.py plot`` combines seeds) and
+writes ``plots/normalization/RESULTS.md``: per variant, the mean ± std over seeds of the
+last 10 epochs' mean ``AverageEpRet``. ``--no-run`` only redraws, and never replaces a table
+with an empty one.
 """
 import argparse
 import os

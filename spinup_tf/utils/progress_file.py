@@ -13,9 +13,9 @@ A run folder may come from anyone, so the file is read as data from anyone:
   a device or a folder is refused at once, never waited on), not through a symbolic link;
 * it is read in bounded memory and in time linear in its rows and columns: at most
   ``MAX_BYTES`` bytes and ``MAX_LINES`` lines, each line at most ``MAX_LINE`` bytes, at most
-  ``MAX_COLUMNS`` columns and ``MAX_CELLS`` numbers in all (the numbers are kept as float64 / int64 arrays, never as
-  one Python object per cell). Lines are streamed one at a time, so a file of a billion tiny
-  rows stops at the bound, not at the machine's memory;
+  ``MAX_COLUMNS`` columns and ``MAX_CELLS`` numbers in all (the numbers are kept as float64
+  / int64 arrays, never as one Python object per cell). Lines are streamed one at a time,
+  so a file of a billion tiny rows stops at the bound, not at the machine's memory;
 * its cells are never echoed whole in a message (at most ``ECHO`` characters, as ``repr``).
 
 Two views of one file:
