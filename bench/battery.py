@@ -711,12 +711,12 @@ def issue56_cases():
     add(Case('[links] plot --save onto a dangling link (its target would be created)', 'td3',
              link_at('{run}/fig.png', lambda c: outside(c, 'created')), PLOT, 'refuse',
              'symbolic link'))
-    for rel, out in (('{run}/videos', '{run}/videos/v.mp4'), ('{run}/v.mp4', '{run}/v.mp4')):
+    for rel, video in (('{run}/videos', '{run}/videos/v.mp4'), ('{run}/v.mp4', '{run}/v.mp4')):
         add(Case('[links] test_policy --video %s through a planted link'
-                 % out.replace('{run}/', ''), 'td3',
+                 % video.replace('{run}/', ''), 'td3',
                  link_at(rel, lambda c, r=rel: outside(c, os.path.basename(r)),
                          keep_dir if rel.endswith('videos') else keep_file),
-                 TP + ['--video', out, '--len', '5'], 'refuse', 'symbolic link'))
+                 TP + ['--video', video, '--len', '5'], 'refuse', 'symbolic link'))
     add(Case('[links] resume of a run folder that is itself a link', 'td3',
              chain(run_edit(cfg, lambda d: set_key(d, 'epochs', 3)),
                    lambda c: (shutil.move(c.run, outside(c, 'real-run')),

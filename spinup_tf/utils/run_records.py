@@ -66,14 +66,15 @@ class ProgressScan:
     project's one reader: regular file, no link, bounded): ``exists``, ``rows`` (complete
     rows after the header), ``digest`` (SHA-256 of the header and the first ``keep`` rows
     with their newlines; every row when ``keep`` is None), ``header`` (its cells) and
-    ``later``: ``(lineno, cells)`` of each row after the first ``keep`` (``keep`` given).
-    A last line without its newline (a run killed while writing it) is not a row."""
+    ``on_later(lineno, cells, header)`` is called for each row after the first ``keep``
+    (``keep`` given), as it is read. A last line without its newline (a run killed while
+    writing it) is not a row."""
 
-    def __init__(self, output_dir, keep=None):
+    def __init__(self, output_dir, keep=None, on_later=None):
         from spinup_tf.utils.progress_file import Lines
         path = osp.join(output_dir, PROGRESS_FILE)
         self.exists = osp.lexists(path)
-        self.rows, self.header, self.later = 0, None, []
+        self.rows, self.header = 0, None
         sha = hashlib.sha256()
         if not self.exists:
             self.digest = _sha256(b'')
@@ -88,8 +89,8 @@ class ProgressScan:
                 self.rows += 1
                 if keep is None or self.rows <= keep:
                     sha.update((line + '\n').encode('utf-8'))
-                elif len(self.later) < 1000:  # the first rows after the checkpoint's suffice
-                    self.later.append((lineno, line.split('\t')))
+                elif on_later is not None:
+                    on_later(lineno, line.split('\t'), self.header)
         kept = self.rows if keep is None else min(keep, self.rows)
         self.digest = sha.hexdigest() if kept else _sha256(b'')
 
@@ -168,6 +169,21 @@ def _verify_progress(output_dir, saved, epoch):
     if not _is_int(rows) or rows < 0 or not isinstance(saved.get('sha256'), str):
         raise RecordError('the checkpoint\'s record of %s is malformed; the run cannot be '
                           'resumed' % path)
+
+    def later_row(i, cells, header):
+        """A row after the checkpoint's must be a later epoch (else rows of another run are
+        mixed in); a line that is not a row is left to ``truncate_progress``, which refuses
+        it, and counters to be refused to ``check_counters``."""
+        col = header.index('Epoch') if 'Epoch' in header else None
+        try:
+            later = float(cells[col]) if col is not None and len(cells) == len(header) else None
+        except ValueError:
+            later = None
+        if later is not None and epoch is not None and not later > epoch:
+            raise RecordError('%s line %d (Epoch %s) follows the checkpoint\'s %d rows but is '
+                              'not a later epoch than its %d: rows of another run are mixed '
+                              'in; nothing was changed' % (path, i, cells[col][:24], rows, epoch))
+
     scan = ProgressScan(output_dir, keep=rows)
     held = scan.rows
     if held < rows:
@@ -180,21 +196,7 @@ def _verify_progress(output_dir, saved, epoch):
         raise RecordError('the first %d rows of %s are not the ones the checkpoint was saved '
                           'with (edited, reordered or from another run); nothing was changed'
                           % (rows, path))
-    if scan.header is None:
-        return
-    header = scan.header
-    col = header.index('Epoch') if 'Epoch' in header else None
-    for i, cells in scan.later:
-        try:
-            later = float(cells[col]) if col is not None and len(cells) == len(header) else None
-        except ValueError:
-            later = None
-        if later is None or epoch is None:
-            continue  # not a row (truncate_progress refuses it), or counters to be refused
-        if not later > epoch:
-            raise RecordError('%s line %d (Epoch %s) follows the checkpoint\'s %d rows but is '
-                              'not a later epoch than its %d: rows of another run are mixed '
-                              'in; nothing was changed' % (path, i, cells[col][:24], rows, epoch))
+    ProgressScan(output_dir, keep=rows, on_later=later_row)  # the rows after them
 
 
 def check_counters(output_dir, counters, loop=None):
