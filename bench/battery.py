@@ -1,16 +1,24 @@
-"""The hostile-folder battery of issue 34: run folders built as a hostile file and a careless
-hand would, given to ``test_policy``, ``resume``, ``plot`` and new runs.
+"""The hostile-input battery: run folders built as a hostile file and a careless hand would,
+given to ``test_policy``, ``resume``, ``plot`` and new runs (issue 34), and what lies beyond
+a run folder's own files (issue 56): the working directory, ``tune``'s study folder and
+database, FIFOs and devices, checkpoint indexes, env files, text that matplotlib parses,
+signals. The cases of issue 56 carry a class tag (``[code]``, ``[links]``, ``[fifo]``,
+``[crash]``, ``[text]``, ``[silent]``, ``[signal]``), each class with its own payloads.
 
-Not a test (the suite has one test per kind of case, ``tests/test_folder_safety.py``): this
-runs every case and prints one line per case and the totals the issue asks for:
+Not a test (the suite has one test per kind of case, ``tests/test_folder_safety.py`` and
+``tests/test_hostile_inputs.py``): this runs every case and prints one line per case, then
+the totals and one line per class:
 
-* **tracebacks**: a ``Traceback`` on stderr;
-* **hangs**: a command that had not ended after ``--timeout`` seconds (killed);
+* **code run**: a module, backend or model planted by the case ran (it writes a marker);
 * **writes outside**: any file created, changed or removed under the battery's folder
   outside the case's own run folder and ``--data_dir`` (the symlink targets and the paths a
   hostile model writes to live there);
-* **lost or mixed rows**: a refused case whose run folder changed at all, or an accepted
-  ``resume`` whose ``progress.txt`` is not epochs ``1..N`` once each with the rows it had;
+* **hangs**: a command that had not ended after ``--timeout`` seconds, or within
+  ``SIGNAL_GRACE`` seconds of a SIGTERM or SIGINT (killed);
+* **tracebacks**: a ``Traceback`` on stderr;
+* **crashes**: a native crash: killed by a signal nobody sent (abort, segfault);
+* **data lost**: a refused case whose folder changed at all, or an accepted ``resume``
+  whose ``progress.txt`` is not epochs ``1..N`` once each with the rows it had;
 * **refusal exit codes**: every case expected to be refused must exit 2 with one error line.
 
     python bench/battery.py [--only SUBSTRING] [--timeout 240] [--keep]
@@ -33,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, 'tests'))
 
-from conftest import run_cli  # noqa: E402
+from conftest import cli_env, run_cli  # noqa: E402
 import hostile_folders as H  # noqa: E402
 
 TD3 = ['td3', '--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
@@ -77,18 +85,17 @@ def diff(before, after):
 
 
 def epochs_of(run):
-    path = os.path.join(run, 'progress.txt')
-    if not os.path.isfile(path) or os.path.islink(path):
-        return None
-    lines = open(path).read().split('\n')
-    header = lines[0].split('\t')
-    if 'Epoch' not in header:
-        return None
-    col = header.index('Epoch')
+    """The ``Epoch`` column of the run's progress file (the one reader,
+    ``spinup_tf.utils.progress_file``), or None when it cannot be read as a table."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.progress_file import read_table
     try:
-        return [int(float(line.split('\t')[col])) for line in lines[1:] if line]
-    except (ValueError, IndexError):
+        table = read_table(os.path.join(run, 'progress.txt'))
+    except (OSError, UserInputError):
         return None
+    if 'Epoch' not in table:
+        return None
+    return [int(e) for e in table['Epoch']]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,9 +108,15 @@ class Case:
     problem or None."""
 
     def __init__(self, name, base, prepare, command, expect, needle='', check=None,
-                 as_user=None):
+                 as_user=None, fresh=None, cwd='{work}', env=None, signal=None, watch=None):
         self.name, self.base, self.prepare, self.command = name, base, prepare, command
         self.expect, self.needle, self.check, self.as_user = expect, needle, check, as_user
+        # fresh: the command is a whole argv (not run.py's arguments) run in a new interpreter
+        # in ``cwd``; env: {name: value or None} changes to the environment; signal: (signum,
+        # seconds) sent that long after the start, the command must then end within
+        # SIGNAL_GRACE seconds; watch(case): the folder a refusal must leave as it was
+        # (default the run folder)
+        self.fresh, self.cwd, self.env, self.signal, self.watch = fresh, cwd, env, signal, watch
 
 
 def run_edit(path_fn, fn):
@@ -461,8 +474,449 @@ def cases():
                         os.symlink('/dev/zero', os.path.join(c.run + '_b', 'progress.txt'))),
              ['plot', '{run}', '{run}_b', '--save', '{run}/fig.png'], 'ok',
              check=lambda c, p: None if '/dev/zero' in p.stderr or 'regular' in p.stderr
-             else 'no warning names the skipped file'))
+             or 'symbolic link' in p.stderr else 'no warning names the skipped file'))
+    out += issue56_cases()
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 56: beyond the run folder's own files (each class with its own payloads)
+# ---------------------------------------------------------------------------------------------
+PY = '{python}'
+TUNE = ['tune', 'td3', '--env', 'Pendulum-v1', '--trials', '1', '--epochs', '1',
+        '--steps_per_epoch', '200', '--start_steps', '100', '--update_after', '100',
+        '--update_every', '50', '--num_test_episodes', '1', '--max_ep_len', '100',
+        '--hid', '[8]', '--data_dir', '{data}', '--study', 's']
+SIGNAL_GRACE = 20  # seconds a command has to end after SIGTERM or SIGINT
+MARK = 'open(%r, "w").write("ran")\n'
+
+
+def study(c):
+    return os.path.join(c.data, 's')
+
+
+def plant_code(names):
+    """Plant modules in the run folder (the working directory of the command) that write a
+    marker outside when imported: ``spinup_tf/``, ``numpy.py``..."""
+    def prepare(c):
+        c.pwned = [outside(c, 'code-ran')]
+        for name in names:
+            if name.endswith('.py'):
+                path = os.path.join(c.run, name)
+            else:
+                os.makedirs(os.path.join(c.run, name), exist_ok=True)
+                path = os.path.join(c.run, name, '__init__.py')
+            with open(path, 'w') as f:
+                f.write(MARK % c.pwned[0])
+    return prepare
+
+
+def plant_rc_backend(c):
+    """A matplotlibrc whose backend is a module of the folder that writes a marker."""
+    c.pwned = [outside(c, 'code-ran')]
+    with open(os.path.join(c.run, 'matplotlibrc'), 'w') as f:
+        f.write('backend: module://pwnbackend\n')
+    with open(os.path.join(c.run, 'pwnbackend.py'), 'w') as f:
+        f.write(MARK % c.pwned[0])
+
+
+def link_at(rel, target_fn, make=None):
+    """A symbolic link at ``rel`` (below the case's work folder, ``{run}`` and ``{data}``
+    allowed) to ``target_fn(c)``, made by ``make(c, target)`` first when given."""
+    def prepare(c):
+        path = _fill(rel, c)
+        target = target_fn(c)
+        if make is not None:
+            make(c, target)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            (shutil.rmtree if os.path.isdir(path) and not os.path.islink(path)
+             else os.remove)(path)
+        os.symlink(target, path)
+    return prepare
+
+
+def fifo_at(rel):
+    def prepare(c):
+        path = _fill(rel, c)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            (shutil.rmtree if os.path.isdir(path) and not os.path.islink(path)
+             else os.remove)(path)
+        os.mkfifo(path)
+    return prepare
+
+
+def _fill(text, c):
+    return (text.replace('{run}', c.run).replace('{data}', c.data)
+            .replace('{outside}', c.outside).replace('{work}', c.work))
+
+
+def keep_file(c, target):
+    with open(target, 'w') as f:
+        f.write('keep')
+
+
+def keep_dir(c, target):
+    os.makedirs(target, exist_ok=True)
+    with open(os.path.join(target, 'keep'), 'w') as f:
+        f.write('keep')
+
+
+def outside_run(c, target):
+    """A copy of the run outside (its epochs raised: a resume of it would append)."""
+    H.copy_run(c.run, target)
+    H.edit_json(os.path.join(target, 'config.json'), lambda d: set_key(d, 'epochs', 3))
+
+
+def made_study(trial_run_dir=None, heartbeat=0.0):
+    """A study database ``{data}/s/study.db`` made by this battery's TUNE command, optionally
+    with one RUNNING trial of another host whose driver died long ago, whose ``run_dir``
+    (the database's, i.e. data) is ``trial_run_dir(c)``."""
+    def prepare(c):
+        import optuna
+        from spinup_tf.tools import tune
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        os.makedirs(study(c), exist_ok=True)
+        config = tune.parse([_fill(a, c) for a in TUNE[1:]])
+        storage = optuna.storages.RDBStorage('sqlite:///' + os.path.join(study(c), 'study.db'))
+        s = optuna.create_study(study_name='s', storage=storage, direction='maximize')
+        s.set_user_attr('made_by', config.made_by)
+        s.set_user_attr('metric', config.metric)
+        if trial_run_dir is not None:
+            trial = s.ask()
+            for key, value in (('host', 'elsewhere'), ('pid', 1), ('heartbeat', heartbeat),
+                               ('run_dir', trial_run_dir(c))):
+                trial.set_user_attr(key, value)
+        storage.engine.dispose()
+    return prepare
+
+
+def study_trial_folder(c):
+    return os.path.join(study(c), 'td3_Pendulum-v1_trial0', 'td3_Pendulum-v1_trial0_s0')
+
+
+def copy_trial_run(c):
+    """The base TD3 run as the study's trial 0 (checkpoint and all)."""
+    H.copy_run(c.run, study_trial_folder(c))
+
+
+def secret_link(c):
+    """progress.txt a link to a file outside holding a secret: plot must not print it."""
+    target = outside(c, 'secret')
+    with open(target, 'w') as f:
+        f.write('SECRET-TOKEN-4242 root:x:0:0\nSECRET-TOKEN-4242 second line\n')
+    path = os.path.join(c.run, 'progress.txt')
+    os.remove(path)
+    os.symlink(target, path)
+
+
+def no_secret(c, proc):
+    return 'the linked file\'s content was printed' if 'SECRET' in (proc.stdout + proc.stderr) \
+        else None
+
+
+def write_progress_text(header, rows, row):
+    def prepare(c):
+        with open(os.path.join(c.run, 'progress.txt'), 'w') as f:
+            f.write('\t'.join(header) + '\n')
+            for i in range(rows):
+                f.write(row(i) + '\n')
+    return prepare
+
+
+def wide_progress(columns, rows=3):
+    names = ['Epoch', 'AverageEpRet', 'TotalEnvInteracts'] + ['c%d' % i for i in range(columns)]
+    return write_progress_text(names, rows, lambda i: '\t'.join(
+        [str(i + 1), '%.1f' % (i * 1.5), str(300 * (i + 1))] + ['0.25'] * columns))
+
+
+def tiny_rows(megabytes):
+    def prepare(c):
+        path = os.path.join(c.run, 'progress.txt')
+        with open(path, 'r') as f:
+            header = f.readline()
+        with open(path, 'w') as f:
+            f.write(header)
+            row = '\t'.join(['1'] * (header.count('\t') + 1)) + '\n'
+            block = row * (1 << 20 // len(row) or 1)
+            while f.tell() < megabytes << 20:
+                f.write(block)
+    return prepare
+
+
+def config_env_kwargs(kwargs_fn):
+    """config.json's env_kwargs set to ``kwargs_fn(case)``."""
+    def prepare(c):
+        kwargs = kwargs_fn(c)
+        H.edit_json(cfg(c), lambda d: set_key(d['env_fn'], 'env_kwargs', kwargs))
+    return prepare
+
+
+def patch_index(rel, shape):
+    def prepare(c):
+        H.patch_index_shape(os.path.join(c.run, rel), shape)
+    return prepare
+
+
+def nonfinite(model, value):
+    def prepare(c):
+        H.write_nonfinite_model(os.path.join(c.run, model), value)
+    return prepare
+
+
+def mathtext_config(key, value):
+    return run_edit(cfg, lambda d: set_key(d, key, value))
+
+
+def write_rc(text):
+    def prepare(c):
+        with open(os.path.join(c.work, 'matplotlibrc'), 'w') as f:
+            f.write(text)
+    return prepare
+
+
+def issue56_cases():
+    TP = ['test_policy', '{run}', '--norender', '--episodes', '1']
+    R = ['resume', '{run}']
+    PLOT = ['plot', '{run}', '--save', '{run}/fig.png']
+    out = []
+    add = out.append
+    watch_study = study
+
+    # -- J. [code] A folder from elsewhere as the working directory -----------------------
+    tp_here = ['test_policy', '.', '--norender', '--episodes', '1']
+    for how, argv in (('spinup-tf console script', ['{python}', '{bin}/spinup-tf']),
+                      ('python -P -m spinup_tf', ['{python}', '-P', '-m', 'spinup_tf']),
+                      ('python /path/run.py', ['{python}', '{root}/run.py'])):
+        add(Case('[code] planted spinup_tf/ in the folder, %s test_policy .' % how, 'td3',
+                 plant_code(['spinup_tf']), argv + tp_here, 'ok', fresh=True, cwd='{run}'))
+    for names in (['numpy.py'], ['gymnasium'], ['tensorflow'], ['json.py', 'argparse.py'],
+                  ['matplotlib'], ['optuna.py', 'sqlalchemy']):
+        for cmd in (tp_here, ['plot', '.', '--save', 'f.png'], ['resume', '.']):
+            add(Case('[code] planted %s, python -m spinup_tf %s (package installed elsewhere)'
+                     % ('+'.join(names), cmd[0]), 'td3', plant_code(names),
+                     ['{python}', '-m', 'spinup_tf'] + cmd, 'any', fresh=True, cwd='{run}'))
+    add(Case('[code] matplotlibrc backend module://pwnbackend in the folder, plot .', 'td3',
+             plant_rc_backend, ['{python}', '{bin}/spinup-tf', 'plot', '.', '--no-show'],
+             'any', fresh=True, cwd='{run}', env={'MPLBACKEND': None}))
+
+    # -- K. [links] Writes outside, or through planted links ------------------------------
+    for name, cmd in (('fig.png', PLOT),
+                      ('fig_LossQ.png', ['plot', '{run}', '-y', 'AverageEpRet', 'LossQ',
+                                         '--save', '{run}/fig.png'])):
+        add(Case('[links] plot --save onto a planted %s link to a file outside' % name, 'td3',
+                 link_at('{run}/' + name, lambda c: outside(c, 'victim'), keep_file), cmd,
+                 'refuse', 'symbolic link'))
+    add(Case('[links] plot --save onto a dangling link (its target would be created)', 'td3',
+             link_at('{run}/fig.png', lambda c: outside(c, 'created')), PLOT, 'refuse',
+             'symbolic link'))
+    for rel, video in (('{run}/videos', '{run}/videos/v.mp4'), ('{run}/v.mp4', '{run}/v.mp4')):
+        add(Case('[links] test_policy --video %s through a planted link'
+                 % video.replace('{run}/', ''), 'td3',
+                 link_at(rel, lambda c, r=rel: outside(c, os.path.basename(r)),
+                         keep_dir if rel.endswith('videos') else keep_file),
+                 TP + ['--video', video, '--len', '5'], 'refuse', 'symbolic link'))
+    add(Case('[links] resume of a run folder that is itself a link', 'td3',
+             chain(run_edit(cfg, lambda d: set_key(d, 'epochs', 3)),
+                   lambda c: (shutil.move(c.run, outside(c, 'real-run')),
+                              os.symlink(outside(c, 'real-run'), c.run))),
+             R, 'refuse', 'symbolic link', watch=lambda c: outside(c, 'real-run')))
+    add(Case('[links] new run whose EXP_NAME folder is a link outside', None,
+             link_at('{data}/x', lambda c: outside(c, 'expdir'), keep_dir),
+             TD3 + ['--exp_name', 'x', '--data_dir', '{data}'], 'refuse', 'symbolic link',
+             watch=lambda c: c.data))
+    add(Case('[links] new run whose run folder is a link to an empty folder outside', None,
+             link_at('{data}/x/x_s0', lambda c: outside(c, 'rundir'),
+                     lambda c, t: os.makedirs(t)),
+             TD3 + ['--exp_name', 'x', '--data_dir', '{data}'], 'refuse', 'symbolic link',
+             watch=lambda c: c.data))
+    for rel, target, make in (
+            ('{data}/s/history.png', 'victim', keep_file),
+            ('{data}/s/importance.png', 'victim', keep_file),
+            ('{data}/s/logs', 'logs', keep_dir),
+            ('{data}/s/logs/td3_Pendulum-v1_trial0.log', 'victim', keep_file),
+            ('{data}/s/study.db', 'study.db', None),
+            ('{data}/s/study.db-journal', 'journal', None),
+            ('{data}/s/td3_Pendulum-v1_trial0', 'trialdir', keep_dir),
+            ('{data}/s/td3_Pendulum-v1_trial0/td3_Pendulum-v1_trial0_s0', 'trialrun',
+             keep_dir),
+            ('{data}/s', 'studydir', keep_dir)):
+        add(Case('[links] tune, %s a planted link outside' % rel.replace('{data}/', ''), None,
+                 link_at(rel, lambda c, t=target: outside(c, t), make), TUNE, 'refuse',
+                 'symbolic link', watch=lambda c: c.data))
+    add(Case('[links] tune, a RUNNING trial whose stored run_dir is a run outside the study',
+             'td3', made_study(lambda c: outside(c, 'other-run')), TUNE, 'refuse',
+             'inside the study', watch=lambda c: c.data,
+             check=lambda c, p: None if not os.path.exists(outside(c, 'other-run'))
+             or epochs_of(outside(c, 'other-run')) == [1, 2] else 'the outside run changed')
+        .also(lambda c: outside_run(c, outside(c, 'other-run'))))
+    add(Case('[links] tune, a RUNNING trial whose stored run_dir climbs out with ../', 'td3',
+             made_study(lambda c: os.path.join(study(c), '..', '..', 'x', 'x_s0')), TUNE,
+             'refuse', 'inside the study', watch=lambda c: c.data))
+
+    # -- L. [fifo] Hangs: FIFOs where the project opens or replaces files ------------------
+    for rel in ('checkpoint.tmp', 'checkpoint.old', 'tf1_save.tmp', 'tf1_save.old',
+                'tf1_save_best.tmp', 'checkpoint/variables.index', 'progress.txt.tmp',
+                'config.json.tmp', '.lock', 'checkpoint/state.json'):
+        add(Case('[fifo] %s is a FIFO, resume' % rel, 'td3', fifo_at('{run}/' + rel), R,
+                 'refuse', 'FIFO'))
+    for rel in ('tf1_save/variables/variables.index', 'tf1_save/model_info.json',
+                'config.json', 'tf1_save/variables/variables.data-00000-of-00001'):
+        add(Case('[fifo] %s is a FIFO, test_policy' % rel, 'td3', fifo_at('{run}/' + rel), TP,
+                 'refuse'))
+    for rel in ('.lock', 'tf1_save.tmp', 'progress.txt'):
+        add(Case('[fifo] new run into a folder whose %s is a FIFO' % rel, None,
+                 fifo_at('{data}/x/x_s0/' + rel), TD3 + ['--exp_name', 'x', '--data_dir',
+                                                          '{data}'],
+                 'refuse', '', watch=lambda c: c.data))
+    add(Case('[fifo] plot --save onto a FIFO', 'td3', fifo_at('{run}/fig.png'), PLOT, 'refuse',
+             'FIFO'))
+    for rel in ('{data}/s/study.db', '{data}/s/study.db-journal', '{data}/s/history.png',
+                '{data}/s/logs/td3_Pendulum-v1_trial0.log'):
+        add(Case('[fifo] tune, %s is a FIFO' % rel.replace('{data}/', ''), None, fifo_at(rel),
+                 TUNE, 'refuse', 'FIFO', watch=lambda c: c.data))
+    for rel in ('.lock', 'progress.txt'):
+        add(Case('[fifo] tune, a RUNNING trial\'s %s is a FIFO' % rel, 'td3',
+                 chain(made_study(lambda c: study_trial_folder(c)), copy_trial_run,
+                       fifo_at('{data}/s/td3_Pendulum-v1_trial0/td3_Pendulum-v1_trial0_s0/'
+                               + rel)),
+                 TUNE, 'refuse', 'FIFO', watch=lambda c: c.data))
+    def fifo_xml(c):
+        path = os.path.join(c.outside, 'model.xml')
+        os.mkfifo(path)
+        return path
+    add(Case('[fifo] new run, --env_kwargs xml_file a FIFO', None, fifo_xml,
+             ['td3', '--env', 'HalfCheetah-v5', '--env_kwargs',
+              "{'xml_file': '{outside}/model.xml'}"] + TD3[3:] + ['--data_dir', '{data}'],
+             'refuse', 'FIFO', watch=lambda c: c.data))
+    add(Case('[fifo] new run, --env_kwargs xml_file /dev/zero', None, nothing,
+             ['td3', '--env', 'HalfCheetah-v5', '--env_kwargs', "{'xml_file': '/dev/zero'}"]
+             + TD3[3:] + ['--data_dir', '{data}'], 'refuse', 'character device',
+             watch=lambda c: c.data))
+    for cmd in (R, TP):
+        add(Case('[fifo] config.json env_kwargs xml_file a FIFO, %s' % cmd[0], 'td3',
+                 config_env_kwargs(lambda c: {'xml_file': fifo_xml(c)}), cmd, 'refuse',
+                 'FIFO'))
+    add(Case('[fifo] plot of a progress file with 100,000 columns', 'td3', wide_progress(100000),
+             ['plot', '{run}', '--save', '{run}/fig.png', '-y', 'AverageEpRet'], 'ok',
+             watch=None))
+    add(Case('[fifo] plot of a progress file with 300,000 columns', 'td3', wide_progress(300000),
+             PLOT, 'refuse', 'nothing to plot'))
+    add(Case('[fifo] plot of a prefix whose sibling is a link to /', 'td3',
+             lambda c: (H.copy_run(c.run, os.path.join(c.data, 'x_run')),
+                        os.symlink('/', os.path.join(c.data, 'x_root'))),
+             ['plot', '{data}/x_', '--save', '{data}/fig.png'], 'ok'))
+    add(Case('[fifo] plot of a prefix whose only match is a link to /usr', 'td3',
+             lambda c: os.symlink('/usr', os.path.join(c.data, 'x_usr')),
+             ['plot', '{data}/x_', '--save', '{data}/fig.png'], 'refuse', 'nothing to plot'))
+
+    # -- M. [crash] Native crashes -------------------------------------------------------
+    for what, shape in (('a negative dimension', [-1]),
+                        ('a shape whose byte size overflows int64', [2 ** 31, 2 ** 31, 4]),
+                        ('a huge shape', [2 ** 40] * 3), ('a zero dimension', [0]),
+                        ('a negative second dimension', [3, -5])):
+        add(Case('[crash] checkpoint index declares %s, resume' % what, 'td3',
+                 patch_index('checkpoint/variables.index', shape), R, 'refuse', 'index'))
+        add(Case('[crash] tf1_save index declares %s, test_policy' % what, 'td3',
+                 patch_index('tf1_save/variables/variables.index', shape), TP, 'refuse',
+                 'index'))
+    add(Case('[crash] tf1_save_best index declares a negative dimension, test_policy --best',
+             'td3', patch_index('tf1_save_best/variables/variables.index', [-7]),
+             TP + ['--best'], 'refuse', 'index'))
+    for cmd in (TP, R):
+        add(Case('[crash] config.json env_kwargs render_mode human (no display), %s' % cmd[0],
+                 'td3', config_env_kwargs(lambda c: {'render_mode': 'human'}), cmd, 'refuse',
+                 'display'))
+    add(Case('[crash] HalfCheetah render_mode human (no display), new run', None, nothing,
+             ['td3', '--env', 'HalfCheetah-v5', '--env_kwargs', "{'render_mode': 'human'}"]
+             + TD3[3:] + ['--data_dir', '{data}'], 'refuse', 'display', watch=lambda c: c.data))
+
+    # -- N. [text] Tracebacks --------------------------------------------------------------
+    for key, value in (('exp_name', '$\\frac{$'), ('env_id', '$\\frac{$'),
+                       ('exp_name', 'a $x^{2$ b'), ('exp_name', '$$'),
+                       ('exp_name', '\\$\\mathrm{'), ('env_id', 'Pendulum-$_v1')):
+        add(Case('[text] plot, config.json %s %r (mathtext)' % (key, value), 'td3',
+                 mathtext_config(key, value), PLOT, 'ok'))
+    add(Case('[text] plot -t / -l / --reference labels holding mathtext', 'td3', nothing,
+             PLOT + ['-t', '$\\frac{$', '-l', '${}^$', '--reference', '1:$\\sqrt{$'], 'ok'))
+    for rc in ('text.usetex: True\n', 'text.usetex: True\nfont.family: serif\n',
+               'axes.prop_cycle: cycler("color", ["zz"])\n', 'savefig.format: nosuch\n',
+               'axes.formatter.use_mathtext: True\ntext.parse_math: True\n'):
+        add(Case('[text] plot with a matplotlibrc in the working directory: %s'
+                 % rc.strip().replace('\n', '; '), 'td3', write_rc(rc), PLOT, 'ok'))
+    add(Case('[text] tune with a read-only study database (no root override)', None,
+             chain(made_study(), lambda c: os.chmod(os.path.join(study(c), 'study.db'), 0o444)),
+             TUNE, 'refuse', 'read-only', as_user=True, watch=lambda c: c.data))
+    add(Case('[text] tune with a read-only study folder (no root override)', None,
+             chain(made_study(), lambda c: os.chmod(study(c), 0o555)),
+             TUNE, 'refuse', 'read-only', as_user=True, watch=lambda c: c.data))
+    for cmd, expect, needle in ((PLOT, 'refuse', 'nothing to plot'), (R, 'refuse', 'lines')):
+        add(Case('[text] a 250 MiB progress.txt of tiny rows, %s' % cmd[0], 'td3',
+                 tiny_rows(250), cmd, expect, needle))
+    add(Case('[text] a 40 MiB progress.txt of tiny rows, plot', 'td3', tiny_rows(40), PLOT,
+             'refuse', 'nothing to plot'))
+    add(Case('[text] progress.txt a link to /dev/zero, resume', 'td3',
+             lambda c: (os.remove(os.path.join(c.run, 'progress.txt')),
+                        os.symlink('/dev/zero', os.path.join(c.run, 'progress.txt'))),
+             R, 'refuse', 'symbolic link'))
+
+    # -- O. [silent] What went unsaid ------------------------------------------------------
+    for model, value in (('tf1_save', float('nan')), ('tf1_save', float('inf')),
+                         ('tf1_save', float('-inf')), ('tf1_save_best', float('nan'))):
+        add(Case('[silent] %s weights hold %r, test_policy%s' % (
+            model, value, ' --best' if model.endswith('best') else ''), 'td3',
+            nonfinite(model, value), TP + (['--best'] if model.endswith('best') else []),
+            'refuse', 'not finite'))
+    add(Case('[silent] plot of a progress.txt linked to a secret file outside', 'td3',
+             secret_link, PLOT, 'refuse', 'nothing to plot', check=no_secret))
+    add(Case('[silent] plot of a progress.txt holding a secret line', 'td3',
+             write_text(lambda c: os.path.join(c.run, 'progress.txt'),
+                        'Epoch\tAverageEpRet\n1\tSECRET-TOKEN-4242-' + 'x' * 200 + '\n'),
+             PLOT, 'refuse', 'nothing to plot',
+             check=lambda c, p: 'a whole cell was printed' if 'x' * 100 in p.stderr else None))
+
+    # -- P. [signal] SIGTERM and Ctrl-C end a command within seconds -----------------------
+    long_run = ['td3', '--env', 'Pendulum-v1', '--epochs', '500', '--steps_per_epoch', '2000',
+                '--hid', '[8]', '--data_dir', '{data}', '--exp_name', 'long']
+    for signum, name in ((15, 'SIGTERM'), (2, 'SIGINT')):
+        add(Case('[signal] %s to test_policy on an env that never ends' % name, 'forever',
+                 nothing, ['{python}', '{root}/run.py', 'test_policy', '{run}', '--norender',
+                           '--len', '0', '--episodes', '3'],
+                 'stopped', fresh=True, signal=(signum, 12)))
+        add(Case('[signal] %s to a long run' % name, None, nothing,
+                 ['{python}', '{root}/run.py'] + long_run, 'stopped', fresh=True,
+                 signal=(signum, 25), watch=lambda c: c.data))
+    add(Case('[signal] SIGTERM to plot reading a 40 MiB progress file', 'td3', tiny_rows(40),
+             ['{python}', '{root}/run.py', 'plot', '{run}', '--save', '{run}/fig.png'],
+             'stopped', fresh=True, signal=(15, 5)))
+    add(Case('[signal] SIGINT to tune while its trial runs', None, nothing,
+             ['{python}', '{root}/run.py'] + [a if a != '1' or i != 5 else '50'
+                                              for i, a in enumerate(TUNE)],
+             'stopped', fresh=True, signal=(2, 40), watch=lambda c: c.data))
+    add(Case('[signal] SIGTERM to resume of a long run', 'td3',
+             run_edit(cfg, lambda d: set_key(d, 'epochs', 400)),
+             ['{python}', '{root}/run.py', 'resume', '{run}'], 'stopped', fresh=True,
+             signal=(15, 25)))
+    add(Case('[signal] SIGTERM to tune while its trial runs', None, nothing,
+             ['{python}', '{root}/run.py'] + [a if a != '1' or i != 5 else '50'
+                                              for i, a in enumerate(TUNE)],
+             'stopped', fresh=True, signal=(15, 40), watch=lambda c: c.data))
+    return out
+
+
+def _also(self, fn):
+    """``case.also(fn)``: run ``fn(case)`` before its own preparation."""
+    first = self.prepare
+
+    def prepare(c):
+        fn(c)
+        first(c)
+    self.prepare = prepare
+    return self
+
+
+Case.also = _also
 
 
 def _without(args, extra):
@@ -515,6 +969,43 @@ def run_unprivileged(args, cwd, timeout):
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def run_fresh(args, cwd, env, timeout, sig=None):
+    """``args`` in a new interpreter (its own ``sys.path``, as a user's shell starts it);
+    with ``sig=(signum, delay)`` the signal is sent ``delay`` s after the start and the
+    command must then end within ``SIGNAL_GRACE`` s. Returns ``(CompletedProcess, hang)``."""
+    proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        if sig is None:
+            out, err = proc.communicate(timeout=timeout)
+            return subprocess.CompletedProcess(args, proc.returncode, out, err), False
+        try:
+            out, err = proc.communicate(timeout=sig[1])  # ended before the signal
+            return subprocess.CompletedProcess(args, proc.returncode, out, err), False
+        except subprocess.TimeoutExpired:
+            pass
+        proc.send_signal(sig[0])
+        out, err = proc.communicate(timeout=SIGNAL_GRACE)
+        return subprocess.CompletedProcess(args, proc.returncode, out, err), False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+        return subprocess.CompletedProcess(args, None, out, err), True
+
+
+def console_script(top):
+    """A ``spinup-tf`` console script as pip writes one (its folder first on ``sys.path``,
+    the package found on ``PYTHONPATH``, as an installed one would be)."""
+    folder = os.path.join(top, 'bin')
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, 'spinup-tf')
+    with open(path, 'w') as f:
+        f.write('#!%s\nimport sys\nfrom spinup_tf.__main__ import main\n'
+                'if __name__ == "__main__":\n    sys.exit(main())\n' % sys.executable)
+    os.chmod(path, 0o755)
+    return folder
+
+
 def run_case(case, bases, top, timeout):
     c = case
     c.work = tempfile.mkdtemp(prefix='case-', dir=top)
@@ -528,62 +1019,126 @@ def run_case(case, bases, top, timeout):
     if c.base is not None:
         H.copy_run(bases[c.base], c.run)
     c.prepare(c)
-    args = [a.replace('{run}', c.run).replace('{data}', c.data).replace('{outside}', c.outside)
-            for a in c.command]
-    allowed = [c.run, c.data] if c.command[0] not in ('resume', 'test_policy', 'plot') else \
+    fill = {'{run}': c.run, '{data}': c.data, '{outside}': c.outside, '{work}': c.work,
+            '{python}': sys.executable, '{root}': ROOT, '{bin}': os.path.join(top, 'bin')}
+
+    def filled(a):
+        for key, value in fill.items():
+            a = a.replace(key, value)
+        return a
+    args = [filled(a) for a in c.command]
+    cwd = filled(c.cwd)
+    command = c.command[0] if not c.fresh else next(
+        (a for a in c.command if a in ('plot', 'test_policy', 'resume', 'tune')), 'run')
+    readers = ('resume', 'test_policy', 'plot')
+    allowed = [c.run, c.data] if command not in readers else \
         [c.run] + ([c.run + '_b'] if os.path.exists(c.run + '_b') else [])
+    if command == 'plot' and os.path.isdir(c.data):
+        allowed.append(c.data)  # a prefix's folders
+    watched = c.watch(c) if c.watch is not None else c.run
     before_all = snapshot(top, skip=allowed)
-    before_run = snapshot(c.run) if os.path.isdir(c.run) and os.access(c.run, os.R_OK) else {}
+    before_run = snapshot(watched) if os.path.isdir(watched) and \
+        os.access(watched, os.R_OK) else {}
     started = time.time()
-    try:
-        if c.as_user is not None:
-            proc = run_unprivileged(args, c.work, timeout)
+    env = dict(cli_env(), PYTHONPATH=ROOT)
+    for key, value in (c.env or {}).items():
+        if value is None:
+            env.pop(key, None)
         else:
-            proc = run_cli(*args, cwd=c.work, timeout=timeout)
-        hang = False
-    except subprocess.TimeoutExpired as e:
-        proc, hang = subprocess.CompletedProcess(args, None, e.stdout or '', e.stderr or ''), True
+            env[key] = value
+    if c.fresh:
+        proc, hang = run_fresh(args, cwd, env, timeout, c.signal)
+    else:
+        try:
+            if c.as_user is not None:
+                proc = run_unprivileged(args, cwd, timeout)
+            else:
+                proc = run_cli(*args, cwd=cwd, timeout=timeout)
+            hang = False
+        except subprocess.TimeoutExpired as e:
+            proc, hang = subprocess.CompletedProcess(args, None, e.stdout or '',
+                                                     e.stderr or ''), True
     seconds = time.time() - started
     if c.as_user is not None:
-        os.chmod(c.run, 0o755)
-    result = dict(name=c.name, rc=proc.returncode, seconds=round(seconds, 1), hang=hang,
+        for folder in (c.run, c.data, os.path.join(c.data, 's')):
+            if os.path.isdir(folder):
+                os.chmod(folder, 0o755)
+    rc = proc.returncode
+    result = dict(name=c.name, rc=rc, seconds=round(seconds, 1), hang=hang,
                   traceback='Traceback' in (proc.stderr or ''), problems=[])
+    # a native crash: killed by a signal nobody sent (abort, segfault), or its exit status
+    stopped_by_us = c.signal is not None and rc in (-c.signal[0], 128 + c.signal[0], 130, 143)
+    result['crash'] = rc is not None and not stopped_by_us and (rc < 0 or rc in (134, 136, 139))
+    result['code_run'] = [p for p in c.pwned if os.path.exists(p)]
     err_lines = [l for l in (proc.stderr or '').splitlines() if l.strip()]
     error_lines = [l for l in err_lines if 'error:' in l]
     result['stderr'] = error_lines[-1][:300] if error_lines else (err_lines[-1][:300]
                                                                    if err_lines else '')
     outside_changes = diff(before_all, snapshot(top, skip=allowed))
-    outside_changes += [p for p in c.pwned if os.path.exists(p)]
+    outside_changes += result['code_run']
     result['outside'] = outside_changes
     if c.expect == 'refuse':
-        if proc.returncode != 2:
-            result['problems'].append('exit %s, expected 2' % proc.returncode)
-        warnings_ok = c.command[0] == 'plot'  # plot names each file it skipped, then errs
+        if rc != 2:
+            result['problems'].append('exit %s, expected 2' % rc)
+        warnings_ok = command in ('plot', 'tune')  # they name each file they skip first
         others = [l for l in err_lines if l not in error_lines
-                  and not (warnings_ok and 'warning:' in l)]
+                  and not (warnings_ok and ('warning:' in l or l.startswith('[tune]')))]
         if len(error_lines) != 1 or others:
             result['problems'].append('stderr is not one error line: %r' % err_lines[-3:])
-        if os.path.isdir(c.run) and before_run and diff(before_run, snapshot(c.run)):
-            result['rows'] = diff(before_run, snapshot(c.run))
-            result['problems'].append('the refused run folder changed: %s' % result['rows'][:3])
+        if os.path.isdir(watched) and before_run and diff(before_run, snapshot(watched)):
+            result['rows'] = diff(before_run, snapshot(watched))
+            result['problems'].append('the refused folder changed: %s' % result['rows'][:3])
     elif c.expect == 'stop':
-        if proc.returncode != 1 or len(error_lines) != 1:
+        if rc != 1 or len(error_lines) != 1:
             result['problems'].append('exit %s, %d error lines; expected 1 and one'
-                                      % (proc.returncode, len(error_lines)))
-    elif proc.returncode != 0:
-        result['problems'].append('exit %s, expected 0: %s' % (proc.returncode,
-                                                              (proc.stderr or '')[-300:]))
+                                      % (rc, len(error_lines)))
+    elif c.expect == 'stopped':
+        if not stopped_by_us and not hang:
+            result['problems'].append('exit %s after the signal, expected 130 or 143' % rc)
+    elif c.expect == 'ok' and rc != 0:
+        result['problems'].append('exit %s, expected 0: %s' % (rc, (proc.stderr or '')[-300:]))
     if c.needle and c.needle not in (proc.stderr or ''):
         result['problems'].append('stderr lacks %r' % c.needle)
     if c.check is not None and not hang:
         problem = c.check(c, proc)
         if problem:
             result['problems'].append(problem)
+    if result['code_run']:
+        result['problems'].append('code of the folder ran: %s' % result['code_run'][:2])
     if outside_changes:
         result['problems'].append('written outside: %s' % outside_changes[:3])
+    if result['traceback']:
+        result['problems'].append('a traceback')
+    if result['crash']:
+        result['problems'].append('a native crash (exit %s)' % rc)
     if hang:
-        result['problems'].append('hung: killed after %d s' % timeout)
+        result['problems'].append('hung: killed after %d s' % (
+            timeout if c.signal is None else c.signal[1] + SIGNAL_GRACE))
     return result
+
+
+def classify(name):
+    """A case's class: its ``[tag]``, or ``folder`` for the cases of issue 34."""
+    match = re.match(r'\[(\w+)\]', name)
+    return match.group(1) if match else 'folder'
+
+
+def summary(results, refusals):
+    """The totals line: cases, code run, writes outside, hangs, tracebacks, crashes, data
+    lost (a refused command that changed its folder, or a resume that lost or mixed rows),
+    and the refusals' exit codes."""
+    return dict(
+        cases=len(results),
+        code_run=sum(bool(r.get('code_run')) for r in results),
+        writes_outside=sum(bool(r['outside']) and not r.get('code_run') for r in results),
+        hangs=sum(r['hang'] for r in results),
+        tracebacks=sum(r['traceback'] for r in results),
+        crashes=sum(bool(r.get('crash')) for r in results),
+        data_lost=sum(bool(r.get('rows')) or any('progress.txt epochs' in p for p in
+                                                 r['problems']) for r in results),
+        refusals=len(refusals),
+        refusals_exit_2=sum(r['rc'] == 2 for r in refusals),
+        cases_with_problems=sum(bool(r['problems']) for r in results))
 
 
 def main(argv=None):
@@ -597,6 +1152,7 @@ def main(argv=None):
     selected = [c for c in cases()[args.first - 1:] if args.only in c.name]
     top = tempfile.mkdtemp(prefix='battery-')
     os.chmod(top, 0o755)
+    console_script(top)
     try:
         bases = build_bases(os.path.join(top, 'bases'))
         results = []
@@ -607,17 +1163,12 @@ def main(argv=None):
                 i, 'ok' if not r['problems'] else 'FAIL', r['rc'], r['seconds'], r['name'],
                 ('\n      ' + '; '.join(r['problems'])) if r['problems'] else ''), flush=True)
         refusals = [r for r, c in zip(results, selected) if c.expect == 'refuse']
-        totals = dict(
-            cases=len(results),
-            tracebacks=sum(r['traceback'] for r in results),
-            hangs=sum(r['hang'] for r in results),
-            writes_outside=sum(bool(r['outside']) for r in results),
-            lost_or_mixed_rows=sum(bool(r.get('rows')) or any('progress.txt epochs' in p for p in
-                                                              r['problems']) for r in results),
-            refusals=len(refusals),
-            refusals_exit_2=sum(r['rc'] == 2 for r in refusals),
-            cases_with_problems=sum(bool(r['problems']) for r in results))
+        totals = summary(results, refusals)
         print(json.dumps(totals))
+        for cls in sorted({classify(r['name']) for r in results}):
+            part = [r for r in results if classify(r['name']) == cls]
+            print('  %-9s %s' % (cls, json.dumps(summary(
+                part, [r for r in part if r in refusals]))))
         if args.json:
             with open(args.json, 'w') as f:
                 json.dump(dict(totals=totals, results=results), f, indent=1)

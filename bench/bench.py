@@ -57,10 +57,8 @@ def peak_rss_mb():
 # Child measurements (one per process)
 # --------------------------------------------------------------------------------------------
 def read_times(path):
-    with open(path) as f:
-        header = f.readline().rstrip('\n').split('\t')
-        rows = [dict(zip(header, line.rstrip('\n').split('\t'))) for line in f if line.strip()]
-    return [float(r['Time']) for r in rows]
+    from spinup_tf.utils.progress_file import read_table  # the one reader of progress files
+    return [float(t) for t in read_table(path)['Time']]
 
 
 def measure_train(algo, env_id, fused, steps):

@@ -37,7 +37,6 @@ SB3 and PyTorch are needed only here (``pip install stable-baselines3``); SB3 ru
 PyTorch thread, as our session's intra-op pool has one (``spinup_tf/utils/threads.py``).
 """
 import argparse
-import csv
 import json
 import os
 import os.path as osp
@@ -167,9 +166,9 @@ def one_run(who, case, keep=None):
         if who == 'sb3':
             with open(osp.join(folder, 'sb3.json')) as f:
                 return json.load(f)['loop'], process
-        with open(osp.join(folder, 'run', 'run_s0', 'progress.txt')) as f:
-            rows = list(csv.DictReader(f, delimiter='\t'))
-        return float(rows[-1]['Time']), process
+        from spinup_tf.utils.progress_file import read_table  # the one progress reader
+        rows = read_table(osp.join(folder, 'run', 'run_s0', 'progress.txt'))
+        return float(rows.last('Time')), process
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -16,6 +16,8 @@ import os.path as osp
 import subprocess
 import sys
 
+sys.path.insert(0, osp.dirname(osp.dirname(osp.abspath(__file__))))
+
 SHORT_OFF = ['--epochs', '3', '--steps_per_epoch', '300', '--start_steps', '200',
              '--update_after', '100', '--update_every', '50', '--num_test_episodes', '2']
 SHORT_ON = ['--epochs', '2', '--steps_per_epoch', '400']
@@ -92,8 +94,11 @@ def run(repo, out, only):
 
 
 def rows(path):
-    with open(path) as f:
-        lines = [line.rstrip('\n').split('\t') for line in f]
+    """The cells of every line but the ``Time`` column's (read with the one reader of
+    progress files, ``spinup_tf.utils.progress_file``: the lines as written)."""
+    from spinup_tf.utils.progress_file import Lines
+    with Lines(path) as f:
+        lines = [line.split('\t') for _, line in f]
     header = lines[0]
     keep = [i for i, k in enumerate(header) if k != 'Time']
     return [[line[i] for i in keep] for line in lines]

@@ -46,7 +46,7 @@ from itertools import accumulate
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from reproduce import read_rows, run_logged  # noqa: E402  (progress rows; a logged run)
+from reproduce import curve, read_rows, run_logged  # noqa: E402  (progress tables; a logged run)
 HERE = osp.join(ROOT, 'plots', 'benchmark')
 OFF_POLICY = ('ddpg', 'td3', 'sac')
 ON_POLICY = ('vpg', 'ppo', 'trpo')
@@ -201,26 +201,41 @@ def curves(data_dir, env, algo, seeds):
     out = {}
     for seed in seeds:
         rows = read_rows(osp.join(run_folder(data_dir, env, algo, seed), 'progress.txt'))
-        pts = [(int(float(r['TotalEnvInteracts'])), float(r[column])) for r in rows
-               if r.get(column) not in (None, '', 'nan')]
-        if pts:
-            out[seed] = ([p[0] for p in pts], [p[1] for p in pts])
+        steps, values = curve(rows, column)
+        if steps:
+            out[seed] = (steps, values)
     return out
 
 
-def value_at(curve, step, half_window=5):
+def tables(data_dir, env, algo, seeds):
+    """The progress tables of the runs that have a row with a number of the algorithm's
+    column (those :func:`curves` gives), for the figure."""
+    column = 'AverageTestEpRet' if algo in OFF_POLICY else 'AverageEpRet'
+    out = []
+    for seed in seeds:
+        rows = read_rows(osp.join(run_folder(data_dir, env, algo, seed), 'progress.txt'))
+        if curve(rows, column)[0]:
+            out.append(rows)
+    return column, out
+
+
+def value_at(curve, step, half_window=None):
     """A run's value at ``step``, smoothed as Spinning Up smoothed its benchmark curves: the
     mean over a window of 11 epochs centred on the epoch at ``step`` (``np.convolve(x,
     ones(11), 'same')`` divided by the same of ones, so the window is cut where the run
     ends). None when the run has not reached ``step``."""
     steps, values = curve
+    half_window = SMOOTH_HALF_WINDOW if half_window is None else half_window
     idx = [i for i, s in enumerate(steps) if s <= step]
     if not idx or steps[idx[-1]] < step:
         return None
     return smooth(values, half_window)[idx[-1]]
 
 
-def smooth(values, half_window=5):
+SMOOTH_HALF_WINDOW = 5  # Spinning Up smoothed its benchmark curves over 11 epochs
+
+
+def smooth(values, half_window=SMOOTH_HALF_WINDOW):
     """Each epoch's value as the mean over the 11 epochs centred on it, cut at the ends: the
     smoothing of Spinning Up's benchmark curves (``np.convolve(x, ones(11), 'same')`` over the
     same of ones), and of ``value_at``. Running sums make it one pass over the run."""
@@ -256,10 +271,19 @@ def band(ratio_text):
 
 
 def write_outputs(seeds, args):
+    """Figures and RESULTS.md, drawn with the project's own rc settings
+    (``spinup_tf.tools.plot.style``: not a matplotlibrc of the working directory)."""
+    from spinup_tf.tools.plot import style
+    with style():
+        return _write_outputs(seeds, args)
+
+
+def _write_outputs(seeds, args):
     import numpy as np
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+    from spinup_tf.tools.plot import band as seed_band, save_figure
     ref, pytorch = reference(), reference('spinningup_pytorch.json')
     spread = reference('spinningup_spread.json')['tf1']  # std over Spinning Up's seeds
     checkpoints = ref['checkpoints']
@@ -271,14 +295,14 @@ def write_outputs(seeds, args):
         for i, algo in enumerate(algos):
             color = 'C%d' % i
             runs = curves(args.data_dir, env, algo, seeds)
-            if runs:
-                n = min(len(s) for s, _ in runs.values())
-                xs = np.array(list(runs.values())[0][0][:n])
-                ys = np.array([smooth(v[:n]) for _, v in runs.values()])
-                mean, std = ys.mean(axis=0), ys.std(axis=0)
+            column, seed_tables = tables(args.data_dir, env, algo, seeds)
+            if seed_tables:  # combined as run.py plot --smooth 11 combines them
+                xs, mean, low, high = seed_band([t['TotalEnvInteracts'] for t in seed_tables],
+                                                [t[column] for t in seed_tables],
+                                                smooth_window=2 * SMOOTH_HALF_WINDOW + 1)
                 ax.plot(xs, mean, color=color, label='%s (%d seed%s)' % (
-                    algo, len(runs), '' if len(runs) == 1 else 's'))
-                ax.fill_between(xs, mean - std, mean + std, color=color, alpha=0.2)
+                    algo, len(seed_tables), '' if len(seed_tables) == 1 else 's'))
+                ax.fill_between(xs, low, high, color=color, alpha=0.2)
                 drawn = True
             published = ref['values'].get(env, {}).get(algo)
             in_pytorch = pytorch['values'].get(env, {}).get(algo) or [None] * len(checkpoints)
@@ -304,7 +328,7 @@ def write_outputs(seeds, args):
                          fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
-            fig.savefig(osp.join(args.out, '%s.png' % env), dpi=110)
+            save_figure(fig, osp.join(args.out, '%s.png' % env), dpi=110)
         plt.close(fig)
     if not rows:
         print('no finished checkpoint yet: RESULTS.md left as it is')
@@ -422,6 +446,7 @@ def draw_aggregate(table, path, version):
     all runs, off-policy and on-policy (right)."""
     import matplotlib.pyplot as plt
     from spinup_tf.tools import stats
+    from spinup_tf.tools.plot import save_figure
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.45 * len(table) + 2.2))
     for i, (name, _, _, iqm, mean, _) in enumerate(table):
         y = len(table) - 1 - i
@@ -449,7 +474,7 @@ def draw_aggregate(table, path, version):
     fig.suptitle('spinup_tf on MuJoCo -%s against Spinning Up TF1, final returns '
                  '(bands, bars: 95 %% stratified bootstrap CIs)' % version, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

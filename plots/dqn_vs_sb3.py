@@ -33,7 +33,6 @@ load). SB3 (and PyTorch) are needed only here: ``pip install stable-baselines3``
 dependencies of spinup_tf.
 """
 import argparse
-import csv
 import os
 import os.path as osp
 import shutil
@@ -119,16 +118,21 @@ def run_dir(who, env_id, seed):
 
 
 def progress_rows(path):
+    """A progress file as a ``Table`` of columns (``spinup_tf.utils.progress_file``, the one
+    reader of progress files; the rows a run is writing are left out): empty when it does
+    not exist, or (with a warning) when it cannot be read."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.progress_file import Table, read_table
     try:
-        with open(path) as f:
-            return list(csv.DictReader(f, delimiter='\t'))
-    except OSError:
-        return []
+        return read_table(path, partial='drop', missing_ok=True)
+    except (OSError, UserInputError) as e:
+        print('warning: %s' % (str(e) or path), file=sys.stderr)
+        return Table(path, [], {}, 0)
 
 
 def finished(who, env_id, seed):
     rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
-    return bool(rows) and float(rows[-1]['TotalEnvInteracts']) >= ZOO[env_id]['n_timesteps']
+    return float(rows.last('TotalEnvInteracts', 0)) >= ZOO[env_id]['n_timesteps']
 
 
 def command(who, env_id, seed):
@@ -194,15 +198,15 @@ def sb3_run(env_id, seed, folder):
         model = DQN.load(osp.join(ckpt, 'model.zip'), env=env, device='cpu')
         model.load_replay_buffer(osp.join(ckpt, 'replay_buffer.pkl'))
         done_epochs = model.num_timesteps // per_epoch
-        rows = progress_rows(progress)[:done_epochs]
+        rows = progress_rows(progress).head(done_epochs)
         try:  # the wall time at the save (a checkpoint without it: the last row's)
             with open(osp.join(ckpt, 'state.json')) as f:
                 elapsed = float(json.load(f)['elapsed'])
         except (OSError, ValueError, KeyError):
-            elapsed = float(rows[-1]['Time']) if rows else 0.0
+            elapsed = float(rows.last('Time', 0.0))
+        kept = kept_lines(progress, len(rows))  # the rows as written, not reformatted
         with open(progress, 'w') as f:
-            f.write(header + ''.join('\t'.join(r[k] for k in header.split()) + '\n'
-                                     for r in rows))
+            f.write(header + ''.join(line + '\n' for line in kept))
     else:
         policy = 'CnnPolicy' if is_atari(env_id) else 'MlpPolicy'
         kwargs = {} if is_atari(env_id) else dict(policy_kwargs=dict(net_arch=NET))
@@ -278,6 +282,23 @@ def sb3_run(env_id, seed, folder):
     return True
 
 
+def kept_lines(path, n):
+    """The first ``n`` rows of the progress file ``path`` as lines of text (its header left
+    out), read with the one reader of progress files."""
+    from spinup_tf.utils.progress_file import Lines
+    out = []
+    if n <= 0 or not osp.lexists(path):
+        return out
+    with Lines(path) as lines:
+        for i, (_, line) in enumerate(lines):
+            if i == 0:
+                continue
+            if len(out) >= n:
+                break
+            out.append(line)
+    return out
+
+
 def run_all(envs, seeds, only):
     jobs = [(who, env_id, seed) for env_id in envs for seed in range(env_seeds(env_id, seeds))
             for who in only if who in ('ours', 'sb3') or env_id in COMPARED]
@@ -347,7 +368,7 @@ def summary(who, env_id, seeds):
         if not finished(who, env_id, seed):
             continue
         rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
-        test = [float(r['AverageTestEpRet']) for r in rows]
+        test = [float(v) for v in rows['AverageTestEpRet']]
         out.append((test[-1], float(np.mean(test[-3:])), steps_per_second(env_id, rows)))
     return np.array(out)
 
@@ -364,8 +385,8 @@ def steps_per_second(env_id, rows):
     update and run many times faster, so they are left out too. With no such epoch yet: the
     whole run's rate."""
     import numpy as np
-    steps = [0.0] + [float(r['TotalEnvInteracts']) for r in rows]
-    times = [0.0] + [float(r['Time']) for r in rows]
+    steps = [0.0] + [float(v) for v in rows['TotalEnvInteracts']]
+    times = [0.0] + [float(v) for v in rows['Time']]
     if is_atari(env_id):
         start = ZOO[env_id]['learning_starts']
         rates = [(steps[k] - steps[k - 1]) / (times[k] - times[k - 1])
@@ -380,16 +401,24 @@ def in_progress(who, env_id, seeds):
     out = []
     for seed in range(env_seeds(env_id, seeds)):
         rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
-        if rows and not finished(who, env_id, seed):
+        if len(rows) and not finished(who, env_id, seed):
             out.append((seed, rows))
     return out
 
 
 def write_results(envs, seeds):
-    import numpy as np
+    """RESULTS.md and the figures, drawn with the project's own rc settings
+    (``spinup_tf.tools.plot.style``)."""
+    from spinup_tf.tools.plot import style
+    with style():
+        return _write_results(envs, seeds)
+
+
+def _write_results(envs, seeds):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+    from spinup_tf.tools.plot import band, save_figure
     lines = ['# DQN against Stable-Baselines3 (rl-baselines3-zoo settings), with discrete SAC '
              'and PPO', '',
              'Made by `python plots/dqn_vs_sb3.py --seeds %d`. Test return: 10 greedy episodes '
@@ -429,26 +458,23 @@ def write_results(envs, seeds):
             lines.append('| %s | %d | %s | %d | %.1f ± %.1f | %.1f ± %.1f | %s | %.0f | %s |' % (
                 env_id, ZOO[env_id]['n_timesteps'], labels[who], len(s), s[:, 0].mean(),
                 s[:, 0].std(), s[:, 1].mean(), s[:, 1].std(), ratio, s[:, 2].mean(), speed))
-            curves = []
-            for seed in range(env_seeds(env_id, seeds)):
-                if finished(who, env_id, seed):
-                    rows = progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
-                    curves.append([float(r['AverageTestEpRet']) for r in rows])
-            c = np.array(curves)
-            x = np.arange(1, c.shape[1] + 1) * ZOO[env_id]['n_timesteps'] / EPOCHS
-            ax.plot(x, c.mean(0), label=labels[who])
-            ax.fill_between(x, c.mean(0) - c.std(0), c.mean(0) + c.std(0), alpha=0.2)
+            tables = [progress_rows(osp.join(run_dir(who, env_id, seed), 'progress.txt'))
+                      for seed in range(env_seeds(env_id, seeds)) if finished(who, env_id, seed)]
+            # the seeds combined as run.py plot combines them (spinup_tf.tools.plot.band)
+            x, mean, low, high = band([t['TotalEnvInteracts'] for t in tables],
+                                      [t['AverageTestEpRet'] for t in tables])
+            ax.plot(x, mean, label=labels[who])
+            ax.fill_between(x, low, high, alpha=0.2)
         for who in WHO:  # a run not finished: its own dashed curve, as far as it went
             for seed, rows in partial[who]:
-                ax.plot([float(r['TotalEnvInteracts']) for r in rows],
-                        [float(r['AverageTestEpRet']) for r in rows], '--', marker='.',
+                ax.plot(rows['TotalEnvInteracts'], rows['AverageTestEpRet'], '--', marker='.',
                         label='%s, seed %d (not finished)' % (labels[who], seed))
         ax.set_title(env_id)
         ax.set_xlabel('env steps')
         ax.set_ylabel('AverageTestEpRet (greedy, %d episodes)' % test_episodes(env_id))
         ax.legend()
         fig.tight_layout()
-        fig.savefig(osp.join(OUT, '%s.png' % env_id), dpi=80)
+        save_figure(fig, osp.join(OUT, '%s.png' % env_id), dpi=80)
         plt.close(fig)
     if atari_pair:
         lines += ['', 'Note: Atari\'s runs span sessions and did not share one load '
@@ -463,8 +489,8 @@ def write_results(envs, seeds):
                   'env steps/s |', '|---|---|---|---|---|---|']
         for env_id, label, seed, rows in running:
             lines.append('| %s | %s | %d | %d | %s | %.0f |' % (
-                env_id, label, seed, float(rows[-1]['TotalEnvInteracts']),
-                ', '.join('%.1f' % float(r['AverageTestEpRet']) for r in rows),
+                env_id, label, seed, float(rows.last('TotalEnvInteracts')),
+                ', '.join('%.1f' % float(v) for v in rows['AverageTestEpRet']),
                 steps_per_second(env_id, rows)))
     with open(osp.join(OUT, 'RESULTS.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')

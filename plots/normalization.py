@@ -8,9 +8,10 @@ False`` (Spinning Up as written) and once with both ``True`` (``spinup_tf/utils/
 the running statistics of SB3's ``VecNormalize``). Finished runs are skipped and killed ones
 resumed, so it can be stopped and started again. Then it draws
 ``plots/normalization/ppo_halfcheetah.png`` (training-batch return ``AverageEpRet``, mean
-over seeds with a min-max band) and writes ``plots/normalization/RESULTS.md``: per variant,
-the mean ± std over seeds of the last 10 epochs' mean ``AverageEpRet``. ``--no-run`` only
-redraws, and never replaces a table with an empty one.
+over seeds with a band of ±1 std over seeds, combined as ``run.py plot`` combines seeds) and
+writes ``plots/normalization/RESULTS.md``: per variant, the mean ± std over seeds of the
+last 10 epochs' mean ``AverageEpRet``. ``--no-run`` only redraws, and never replaces a table
+with an empty one.
 """
 import argparse
 import os
@@ -20,7 +21,7 @@ import sys
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, osp.dirname(osp.abspath(__file__)))
-from reproduce import read_rows  # noqa: E402  (a progress file's rows as dicts, [] if none)
+from reproduce import read_rows  # noqa: E402  (a progress file's table; empty if none)
 
 HERE = osp.join(ROOT, 'plots', 'normalization')
 ENV = 'HalfCheetah-v5'
@@ -49,18 +50,27 @@ def final_values(data_dir, variant, seeds):
     out = []
     for seed in seeds:
         rows = read_rows(osp.join(run_folder(data_dir, variant, seed), 'progress.txt'))
-        if rows:
-            out.append((seed, len(rows), sum(float(r['AverageEpRet']) for r in rows[-LAST:])
-                        / len(rows[-LAST:])))
+        if len(rows) and 'AverageEpRet' in rows:
+            last = rows['AverageEpRet'][-LAST:]
+            out.append((seed, len(rows), float(sum(last)) / len(last)))
     return out
 
 
 def write_outputs(data_dir, seeds, epochs, out=HERE):
+    """The figure and RESULTS.md, drawn with the project's own rc settings
+    (``spinup_tf.tools.plot.style``)."""
+    from spinup_tf.tools.plot import style
+    with style():
+        return _write_outputs(data_dir, seeds, epochs, out)
+
+
+def _write_outputs(data_dir, seeds, epochs, out=HERE):
     import numpy as np
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import json
+    from spinup_tf.tools.plot import band, save_figure
     table, clipped = [], set()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for variant, label in VARIANTS.items():
@@ -72,16 +82,14 @@ def write_outputs(data_dir, seeds, epochs, out=HERE):
                     clipped.add(json.load(f).get('clip_actions', True))
             except (OSError, ValueError):
                 pass
-            if rows:
-                curves.append(([float(r['TotalEnvInteracts']) for r in rows],
-                               [float(r['AverageEpRet']) for r in rows]))
+            if len(rows) and 'AverageEpRet' in rows and 'TotalEnvInteracts' in rows:
+                curves.append(rows)
         if not curves:
             continue
-        n = min(len(c[0]) for c in curves)
-        x = np.array(curves[0][0][:n])
-        y = np.array([c[1][:n] for c in curves])
-        ax.plot(x, y.mean(0), label='%s (%d seeds)' % (label, len(curves)))
-        ax.fill_between(x, y.min(0), y.max(0), alpha=0.2)
+        x, mean, low, high = band([t['TotalEnvInteracts'] for t in curves],
+                                  [t['AverageEpRet'] for t in curves])
+        ax.plot(x, mean, label='%s (%d seeds)' % (label, len(curves)))
+        ax.fill_between(x, low, high, alpha=0.2)
         finals = final_values(data_dir, variant, seeds)
         vals = np.array([v for _, _, v in finals])
         table.append('| %s | %d | %d | %.0f ± %.0f | %s |' % (
@@ -91,11 +99,11 @@ def write_outputs(data_dir, seeds, epochs, out=HERE):
         print('no progress files under %s: nothing drawn, RESULTS.md kept' % data_dir)
         return
     ax.set_xlabel('TotalEnvInteracts')
-    ax.set_ylabel('AverageEpRet (training-batch return)')
+    ax.set_ylabel('AverageEpRet (training-batch return; mean ± std over seeds)')
     ax.set_title('PPO on %s: observation and reward normalisation' % ENV)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(osp.join(out, 'ppo_halfcheetah.png'), dpi=100)
+    save_figure(fig, osp.join(out, 'ppo_halfcheetah.png'), dpi=100)
     with open(osp.join(out, 'RESULTS.md'), 'w') as f:
         f.write('# PPO on %s, with and without normalisation\n\n' % ENV)
         f.write('Made by `python plots/normalization.py --seeds %d --epochs %d`: PPO defaults '

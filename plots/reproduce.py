@@ -33,7 +33,6 @@ above a run of the variant as written (and the defaults above it), with its 95 %
 interval over seeds (``spinup_tf.tools.stats.probability_of_improvement``).
 """
 import argparse
-import csv
 import os
 import os.path as osp
 import subprocess
@@ -119,24 +118,30 @@ def run_folder(data_dir, doc, variant, seed):
 
 
 def read_rows(path):
-    """A progress file's rows as dicts ([] if it does not exist)."""
+    """A progress file as a ``Table`` of columns (``spinup_tf.utils.progress_file``, the one
+    reader of progress files): an empty table when it does not exist, or (with a warning)
+    when it cannot be read."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.progress_file import Table, read_table
     try:
-        with open(path) as f:
-            return list(csv.DictReader(f, delimiter='\t'))
-    except OSError:
-        return []
+        return read_table(path, missing_ok=True)
+    except (OSError, UserInputError) as e:
+        print('warning: %s' % (str(e) or path), file=sys.stderr)
+        return Table(path, [], {}, 0)
 
 
 def trained_epochs(rows):
     """Epochs of training in ``rows`` (the udemy preset's row Epoch 0 is a test only)."""
-    return sum(1 for r in rows if r.get('Epoch') not in ('0', '0.0'))
+    if 'Epoch' not in rows:
+        return len(rows)
+    return int((rows['Epoch'] != 0).sum())
 
 
 def steps_done(rows):
     """Env steps of the last row (0 without rows). A run is finished when they reach its
     budget: the row count is not a measure, since some seeds write rows at episode ends
     (udemy) or none before their memory fills (rllab)."""
-    return int(float(rows[-1]['TotalEnvInteracts'])) if rows else 0
+    return int(rows.last('TotalEnvInteracts', 0))
 
 
 def stale(doc, variant, folder):
@@ -261,9 +266,13 @@ def run_logged(cmd, log_path):
 
 def curve(rows, column):
     """``(steps, values)`` of the rows where ``column`` is a number."""
-    pts = [(int(float(r['TotalEnvInteracts'])), float(r[column])) for r in rows
-           if r.get(column) not in (None, '', 'nan')]
-    return [p[0] for p in pts], [p[1] for p in pts]
+    import numpy as np
+    if column not in rows or 'TotalEnvInteracts' not in rows:
+        return [], []
+    values = np.asarray(rows[column], dtype=np.float64)
+    keep = ~np.isnan(values)
+    return (np.asarray(rows['TotalEnvInteracts'])[keep].astype(int).tolist(),
+            values[keep].tolist())
 
 
 def summarize(doc, variant, seeds, budget, data_dir):
@@ -286,45 +295,62 @@ def summarize(doc, variant, seeds, budget, data_dir):
     finals, lasts, means, tests, steps, walls, curves = [], [], [], [], [], [], {}
     for seed, rows in runs.items():
         curves[seed] = curve(rows, doc.column)
-        finals.append(float(rows[-1][doc.column]))
+        finals.append(float(rows.last(doc.column, float('nan'))))
         values = curves[seed][1] or [float('nan')]
         lasts.append(np.mean(values[-LAST:]))
         means.append(np.mean(values))
-        if 'AverageTestEpRet' in rows[-1]:
-            tests.append(float(rows[-1]['AverageTestEpRet']))
-        steps.append(int(float(rows[-1]['TotalEnvInteracts'])))
-        walls.append(float(rows[-1]['Time']))
+        if 'AverageTestEpRet' in rows:
+            tests.append(float(rows.last('AverageTestEpRet')))
+        steps.append(steps_done(rows))
+        walls.append(float(rows.last('Time', float('nan'))))
     old = [s for s in runs if stale(doc, variant, run_folder(data_dir, doc, variant, s))]
-    return dict(seeds=sorted(runs), curves=curves, final=(np.mean(finals), np.std(finals)),
+    return dict(seeds=sorted(runs), curves=curves, tables=runs,
+                final=(np.mean(finals), np.std(finals)),
                 stale=old, per_seed=dict(last=lasts, final=finals, test=tests),
                 last=(np.mean(lasts), np.std(lasts)), mean=(np.mean(means), np.std(means)),
                 test=(np.mean(tests), np.std(tests)) if tests else None,
                 steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
 
 
+def seed_band(tables, column):
+    """``(x, mean, low, high)`` of ``column`` against ``TotalEnvInteracts`` over the seeds'
+    progress tables, combined as ``run.py plot`` combines them (``spinup_tf.tools.plot.band``:
+    row ``i`` of every seed is one point, at the mean of the seeds' steps there, every seed
+    cut to the shortest, band +-1 std over seeds). Seeds that log at different steps (the
+    udemy preset evaluates at the first episode end after every 5,000 steps) give a curve,
+    not only the points that every seed happens to share; None without a seed that has both
+    columns."""
+    from spinup_tf.tools.plot import band
+    usable = [t for t in tables if column in t and 'TotalEnvInteracts' in t and len(t)]
+    if not usable:
+        return None
+    return band([t['TotalEnvInteracts'] for t in usable], [t[column] for t in usable])
+
+
 def plot_document(doc, results, path):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    import numpy as np
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for variant, res in results.items():
-        xs = sorted(set.intersection(*[set(c[0]) for c in res['curves'].values()]))
-        if not xs:
-            continue
-        ys = np.array([[dict(zip(*c))[x] for x in xs] for c in res['curves'].values()])
-        mean, std = ys.mean(axis=0), ys.std(axis=0)
-        line, = ax.plot(xs, mean, linestyle=LINESTYLES[variant],  # equal curves stay visible
-                        label='%s (%d seeds)' % (variant_label(doc, variant), len(res['seeds'])))
-        ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2)
-    ax.set_title('%s, %s' % (doc.title, env_of(doc)))
-    ax.set_xlabel('TotalEnvInteracts')
-    ax.set_ylabel('%s (mean ± std over seeds)' % doc.column)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    from spinup_tf.tools.plot import save_figure, style
+    with style():
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for variant, res in results.items():
+            combined = seed_band(list(res['tables'].values()), doc.column)
+            if combined is None:
+                continue
+            x, mean, low, high = combined
+            line, = ax.plot(x, mean, linestyle=LINESTYLES[variant],  # equal curves stay visible
+                            label='%s (%d seeds)' % (variant_label(doc, variant),
+                                                     len(res['seeds'])))
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
+        ax.set_title('%s, %s' % (doc.title, env_of(doc)))
+        ax.set_xlabel('TotalEnvInteracts')
+        ax.set_ylabel('%s (mean ± std over seeds)' % doc.column)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        save_figure(fig, path, dpi=100)
+        plt.close(fig)
 
 
 def write_results(docs, seeds, args):

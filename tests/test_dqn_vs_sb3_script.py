@@ -87,7 +87,7 @@ def test_atari_speed_is_the_median_learning_epoch_and_gives_no_ratio(tmp_path):
                                                    float(sum(seconds[:k + 1]))))
     rows = bench.progress_rows(os.path.join(bench.run_dir('sb3', env, 0), 'progress.txt'))
     assert bench.steps_per_second(env, rows) == per_epoch / 2000
-    assert bench.steps_per_second(env, rows[:1]) == per_epoch / 80  # no learning epoch yet
+    assert bench.steps_per_second(env, rows.head(1)) == per_epoch / 80  # no learning epoch yet
     assert bench.steps_per_second('CartPole-v1', rows) == 10 * per_epoch / 36080  # wall time
     assert bench.main(['--no-run', '--envs', env, '--out', str(tmp_path)]) == 0
     text = (tmp_path / 'RESULTS.md').read_text()
@@ -143,13 +143,13 @@ def test_sb3_run_stopped_by_sigterm_keeps_a_checkpoint_and_continues_from_it(tmp
     assert 2 <= len(rows) < bench.EPOCHS
     with open(os.path.join(folder, 'checkpoint', 'state.json')) as f:
         state = json.load(f)
-    assert int(rows[-1]['TotalEnvInteracts']) <= state['num_timesteps'] < 20000
-    assert state['elapsed'] >= float(rows[-1]['Time'])
+    assert rows.last('TotalEnvInteracts') <= state['num_timesteps'] < 20000
+    assert state['elapsed'] >= rows.last('Time')
     assert subprocess.call(cmd, stderr=subprocess.DEVNULL) == 0
     rows = bench.progress_rows(progress)
-    assert [int(r['Epoch']) for r in rows] == list(range(1, bench.EPOCHS + 1))
-    assert [int(r['TotalEnvInteracts']) for r in rows] == [2000 * (i + 1) for i in range(10)]
-    times = [float(r['Time']) for r in rows]
+    assert rows['Epoch'].tolist() == list(range(1, bench.EPOCHS + 1))
+    assert rows['TotalEnvInteracts'].tolist() == [2000 * (i + 1) for i in range(10)]
+    times = rows['Time'].tolist()
     assert times == sorted(times) and times[-1] > state['elapsed']
     assert not os.path.exists(os.path.join(folder, 'checkpoint'))
 

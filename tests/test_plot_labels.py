@@ -93,3 +93,49 @@ def test_command_line_reference_and_bad_reference(tmp_path, capsys):
     assert plot.main([str(tmp_path / 'ppo'), '--save', str(out), '--reference', 'x']) == 2
     err = [l for l in capsys.readouterr().err.splitlines() if l.strip()]
     assert len(err) == 1 and 'error: --reference' in err[0]
+
+
+@pytest.mark.parametrize('name', ['$\\frac{$', 'a $x^{2$ b', '$$', '\\$\\mathrm{', 'cost $5'])
+def test_labels_holding_mathtext_are_drawn_as_text(tmp_path, name):
+    """An exp_name or env id is data: a ``$`` in it is a dollar sign, not mathtext (whose
+    parser raised on ``$\\frac{$``), in the legend, the title and a reference's label."""
+    _run(tmp_path / 'x' / 'x_s0', ROWS, exp_name=name, env_id=name)
+    runs = plot.find_runs([str(tmp_path / 'x')])
+    out = tmp_path / 'f.png'
+    assert plot.make_plots(runs, 'TotalEnvInteracts', ['AverageEpRet'], save=str(out),
+                           references=[(1.0, name)]) == [str(out)]
+    fig = plot.plot_value(runs, 'TotalEnvInteracts', 'AverageEpRet', references=[(1.0, name)])
+    fig.canvas.draw()  # what raised: the layout of the texts
+    texts = [t for t in [fig.axes[0].title] + fig.axes[0].get_legend().get_texts()]
+    assert all(t._preprocess_math(t.get_text()) == (name, False) for t in texts)
+
+
+def test_a_matplotlibrc_in_the_working_directory_changes_nothing(tmp_path, monkeypatch):
+    """matplotlib reads ./matplotlibrc when it is imported; the project's figures are drawn
+    with its own settings (usetex off: no LaTeX is ever run) and the same bytes result."""
+    _run(tmp_path / 'x' / 'x_s0', ROWS, exp_name='x')
+    runs = plot.find_runs([str(tmp_path / 'x')])
+    plain_png = tmp_path / 'plain.png'
+    plot.make_plots(runs, 'TotalEnvInteracts', ['AverageEpRet'], save=str(plain_png))
+    hostile = {'text.usetex': True, 'font.family': 'serif', 'lines.linewidth': 9.0,
+               'figure.facecolor': 'red', 'text.parse_math': False}
+    with matplotlib.rc_context(hostile):  # as if read from ./matplotlibrc
+        out = tmp_path / 'rc.png'
+        plot.make_plots(runs, 'TotalEnvInteracts', ['AverageEpRet'], save=str(out))
+        assert matplotlib.rcParams['text.usetex'] is True  # the user's settings are left as set
+    assert out.read_bytes() == plain_png.read_bytes()
+
+
+def test_save_never_writes_through_a_link_or_waits_on_a_fifo(tmp_path, capsys):
+    import os
+    _run(tmp_path / 'x' / 'x_s0', ROWS, exp_name='x')
+    victim = tmp_path / 'victim'
+    victim.write_text('keep')
+    os.symlink(victim, tmp_path / 'fig.png')
+    os.mkfifo(tmp_path / 'fifo.png')
+    for name, what in (('fig.png', 'symbolic link'), ('fifo.png', 'FIFO')):
+        assert plot.main([str(tmp_path / 'x'), '--save', str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and 'error:' in err[0] and what in err[0]
+    assert victim.read_text() == 'keep' and os.path.islink(tmp_path / 'fig.png')
+    assert sorted(os.listdir(tmp_path)) == ['fifo.png', 'fig.png', 'victim', 'x']

@@ -90,6 +90,49 @@ def test_table_and_figure_from_progress_files(tmp_path):
                     ('tensorlayer', 'fixed', 1), ('tensorlayer', 'default', 1)]
 
 
+def test_seeds_that_log_at_different_steps_are_drawn_as_run_py_plot_draws_them(tmp_path,
+                                                                               monkeypatch):
+    """The udemy preset evaluates at the first episode end after every 5,000 steps, so its
+    seeds' steps differ (5,948, 5,787, 5,371, ...). Its figure must show their curve, as
+    `run.py plot` does on the same folders (row i of every seed one point), not only the
+    steps every seed shares (which were 0 and the last: a straight line)."""
+    import numpy as np
+    rp = load()
+    from spinup_tf.tools import plot
+    doc = next(d for d in rp.DOCUMENTS if d.key == 'udemy')
+    data = str(tmp_path / 'data')
+    folders = []
+    for seed, offsets in enumerate(([948, 1210, 377], [787, 133, 861], [371, 645, 902])):
+        steps = [0] + [5000 * (e + 1) + offsets[e % 3] for e in range(8)] + [50000]
+        rows = [dict(Epoch=e, AverageEpRet=0, AverageTestEpRet=100.0 * e + 10 * seed,
+                     TotalEnvInteracts=x, Time=e) for e, x in enumerate(steps)]
+        folder = rp.run_folder(data, doc, 'seed', seed)
+        _progress(os.path.join(folder, 'progress.txt'), rows)
+        folders.append(folder)
+    drawn = {}
+
+    def capture(fig, path, **kwargs):
+        drawn.update({line.get_label(): line.get_xydata() for line in fig.axes[0].lines})
+    monkeypatch.setattr(plot, 'save_figure', capture)
+    args = rp.main.__globals__['argparse'].Namespace(budget='full', data_dir=data,
+                                                      out=str(tmp_path / 'out'))
+    rp.write_results([doc], [0, 1, 2], args)
+    (label, xy), = drawn.items()
+    assert len(xy) == 10  # every evaluation, not the 2 steps the seeds share
+    assert np.allclose(np.diff(xy[:, 1]), 100) and np.diff(xy[:, 0]).min() > 0  # a curve
+    # the same curve as run.py plot's on the same folders
+    runs = plot.find_runs(folders)
+    for run in runs:
+        run['condition'] = 'one'
+    fig = plot.plot_value(runs, 'TotalEnvInteracts', 'AverageTestEpRet')
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_xydata(), xy)
+    band = fig.axes[0].collections[0].get_paths()[0].vertices
+    x, mean, low, high = plot.band([r['data']['TotalEnvInteracts'] for r in runs],
+                                   [r['data']['AverageTestEpRet'] for r in runs])
+    assert np.allclose(high - mean, np.std([10 * s for s in range(3)], ddof=1))
+    assert band[:, 1].max() == pytest.approx(high.max())
+
+
 def test_no_run_without_data_leaves_the_table_alone(tmp_path, capsys):
     rp = load()
     out = tmp_path / 'out'

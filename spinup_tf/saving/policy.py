@@ -352,10 +352,17 @@ class _VariableReader:
                                  'data files hold (%d): it is corrupt'
                                  % (self.folder, total, self.data_bytes))
         try:
-            return [self.reader.get_tensor(var.op.name) for var in variables]
+            values = [self.reader.get_tensor(var.op.name) for var in variables]
         except Exception as e:  # TF's own error types for a damaged data file
             raise UserInputError('the model in %s is unreadable (%s)'
                                  % (self.folder, type(e).__name__)) from None
+        for var, value in zip(variables, values):
+            value = np.asarray(value)
+            if value.dtype.kind == 'f' and not np.all(np.isfinite(value)):
+                raise UserInputError('the model in %s holds weights that are not finite numbers '
+                                     '(NaN or infinite) in %s: its actions would be NaN, so it '
+                                     'is not played' % (self.folder, var.op.name))
+        return values
 
 
 def _variable_reader(folder):
@@ -380,6 +387,11 @@ def _variable_reader(folder):
     if 'variables.index' not in names:
         raise UserInputError('the model in %s is unreadable (no variables/variables.index)'
                              % folder)
+    from spinup_tf.utils.checkpoint_index import check_index
+    try:  # every declared shape bounded before TensorFlow sees one (it aborts on some)
+        check_index(osp.join(folder, VARIABLES_PREFIX))
+    except UserInputError as e:
+        raise UserInputError('the model in %s is unreadable (%s)' % (folder, e)) from None
     try:
         reader = tf.train.load_checkpoint(osp.join(folder, VARIABLES_PREFIX))
     except Exception as e:  # DataLossError and friends: a damaged index

@@ -33,13 +33,22 @@ USAGE = """usage:
   python run.py test_policy DIR [--episodes N] [--len L] [--norender]
   python run.py resume DIR                             continue a killed or interrupted run
   python run.py tune ALGO --env ENV_ID --trials N      hyperparameter search (Optuna)
+
+The same commands: spinup-tf ... (the console script of pip install -e .) or
+python -P -m spinup_tf ... . For folders from elsewhere (a download, a shared disk) use one of
+those two, or python /path/to/run.py: plain python -m spinup_tf puts the working directory
+first on Python's path, so inside such a folder it would import a spinup_tf/ planted there
+(docs/user-guide/reliability.md).
 """
 RESUME_HELP = """usage: python run.py resume RUN_DIR
 
 Continue a killed or interrupted run from its folder: the algorithm, its hyperparameters,
 the env id and its keyword arguments come from RUN_DIR/config.json, the state from
 RUN_DIR/checkpoint/ (written every save_freq epochs, at the last one and on Ctrl-C).
-Progress rows are appended to RUN_DIR/progress.txt after the rows the checkpoint covers."""
+Progress rows are appended to RUN_DIR/progress.txt after the rows the checkpoint covers.
+
+For a folder from elsewhere: spinup-tf resume RUN_DIR (or python -P -m spinup_tf resume
+RUN_DIR), not python -m spinup_tf from inside it (docs/user-guide/reliability.md)."""
 
 
 def main(argv=None):
@@ -64,7 +73,11 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Terminated (SIGTERM) too
-        print(interrupt_message(e), file=sys.stderr)
+        if argv[:1] in (['plot'], ['test_policy']):  # nothing of a run to report
+            print('%s: %s' % (argv[0], 'terminated' if isinstance(e, Terminated)
+                              else 'interrupted'), file=sys.stderr)
+        else:
+            print(interrupt_message(e), file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
 
 
@@ -109,9 +122,11 @@ def _dispatch(argv):
             return 0
         if len(rest) != 1 or rest[0].startswith('-'):
             raise UserInputError('usage: python run.py resume RUN_DIR')
-        from spinup_tf.tools.resume import resume
-        install_stop_handlers()
-        resume(rest[0])
+        from spinup_tf.tools.resume import resume_kwargs
+        signal.signal(signal.SIGTERM, _raise_terminated)  # checks only so far: stop at once
+        fn, kwargs = resume_kwargs(rest[0])
+        install_stop_handlers()  # training from here: stop between two env steps, saved
+        fn(**kwargs)
         return 0
     if cmd not in ALGOS:
         raise UserInputError('unknown algorithm %r; valid commands: %s'

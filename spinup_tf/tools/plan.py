@@ -14,7 +14,7 @@ from spinup_tf.algos.env_defaults import env_defaults
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.utils.budget import check_can_train, check_replay_memory
 from spinup_tf.utils.run_folder import check_writable
-from spinup_tf.utils.safe_files import check_no_symlinks
+from spinup_tf.utils.safe_files import check_components, check_own_files
 from spinup_tf.utils.ranges import check_ranges, check_ac_kwargs
 from spinup_tf.utils.envs import EnvFn, check_env_id, make_checked_env, make_env
 from spinup_tf.tools.grid import ExperimentGrid
@@ -217,13 +217,16 @@ def build_runs(name, tokens):
         check_can_train(full)
         check_replay_memory(full.get('replay_size'), *env_sizes[e.kwargs['env_fn'].env_id])
         check_writable(e.output_dir)
+        # EXP_NAME/ and EXP_NAME_s0/ are made by the run inside --data_dir: not through a link
+        check_components(run_opts.get('data_dir') or osp.join(os.getcwd(), 'data'),
+                         e.output_dir)
         if e.kwargs.get('ac_kwargs') is not None:  # (the default imports TensorFlow)
             check_ac_kwargs(e.kwargs.get('actor_critic') or _default_actor_critic(name),
                             e.kwargs['ac_kwargs'])
         if earlier_run(e.output_dir) and not run_opts.get('overwrite', False):
             raise UserInputError(earlier_run_message(e.output_dir))
         if osp.isdir(e.output_dir) and not run_opts.get('overwrite', False):
-            check_no_symlinks(e.output_dir)  # every variant's, before the first one starts
+            check_own_files(e.output_dir)  # every variant's, before the first one starts
     for e in experiments:  # all checked: now set the earlier runs aside, whole
         if earlier_run(e.output_dir):
             print('--overwrite: the earlier run in %s is now in %s'

@@ -35,6 +35,7 @@ Problems are reported as one line on stderr, never a traceback: unreadable or ma
 can be plotted (no runs found, or a requested column absent from every run).
 """
 import argparse
+import contextlib
 import math
 import os
 import re
@@ -42,6 +43,9 @@ import sys
 import warnings
 
 import numpy as np
+
+from spinup_tf.utils.errors import UserInputError
+from spinup_tf.utils.progress_file import ProgressFileError, read_table  # noqa: F401
 
 PROG = 'run.py plot'  # also what plots/plot.py answers to
 PROGRESS_FILE = 'progress.txt'
@@ -59,10 +63,6 @@ CI_LABEL = 'band: 95 % bootstrap CI over runs'
 
 # x values above this are shown in scientific notation (as in Spinning Up).
 SCI_THRESHOLD = 5e3
-
-
-class ProgressFileError(ValueError):
-    """A ``progress.txt`` that cannot be parsed (empty, no header, ragged or non-numeric)."""
 
 
 class PlotError(Exception):
@@ -86,32 +86,9 @@ def _one_line(msg):
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
-def _parse_cell(cell):
-    """A cell as float; an empty cell (the logger writes one for a key not logged) is NaN."""
-    cell = cell.strip()
-    if not cell:
-        return math.nan
-    return float(cell)  # accepts ints, floats, 'nan', 'inf'; raises ValueError otherwise
-
-
-def _is_number(text):
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def _to_array(cells):
-    """A column as int64 if every cell is an integer literal, else float64."""
-    try:
-        return np.array([int(c) for c in cells], dtype=np.int64)
-    except (ValueError, OverflowError):
-        return np.array([_parse_cell(c) for c in cells], dtype=np.float64)
-
-
 def read_progress(path):
-    """Read a tab-separated ``progress.txt`` into ``{column name: 1-D numpy array}``.
+    """Read a tab-separated ``progress.txt`` into ``{column name: 1-D numpy array}``, with the
+    project's one reader (``spinup_tf.utils.progress_file.read_table``).
 
     The first line holds the column names, every following line one row of numbers (as
     written by ``str(int)`` / ``str(float)``). A column is ``int64`` when all of its cells are
@@ -122,61 +99,20 @@ def read_progress(path):
     terminating newline is a half-written row from a run still in progress or killed while
     logging: it is dropped with a warning on stderr and the earlier rows are kept.
 
+    The file is read as data from anyone: a regular file, not through a symbolic link, in
+    bounded memory and linear time (see ``progress_file``), and a message quotes at most a
+    few characters of a cell.
+
     Raises:
         ProgressFileError: the file is empty, has no header (its first line is data or has
             empty / duplicate names), has no data rows, has a row with the wrong number of
-            cells, a non-numeric cell, or is not text.
-        OSError: the file cannot be opened.
+            cells, a non-numeric cell, is too large, not text, or not a regular file.
+        OSError: the file cannot be opened (e.g. it does not exist).
     """
-    from spinup_tf.utils.errors import UserInputError
-    from spinup_tf.utils.safe_files import PROGRESS_LIMIT, read_text
-    try:  # a regular file of a sane size (not /dev/zero, a FIFO or 10 GB), followed if linked
-        text = read_text(path, PROGRESS_LIMIT, follow=True)
-    except UserInputError as e:
-        raise ProgressFileError(str(e)) from None
-
-    if not text.strip():
-        raise ProgressFileError(f'{path}: file is empty')
-    terminated = text.endswith('\n')
-    lines = [line.rstrip('\r') for line in text.split('\n')]
-    if terminated:
-        lines.pop()  # the '' after the final newline
-
-    if not lines[0].strip():
-        raise ProgressFileError(f'{path}: no header (first line is blank)')
-    header = [name.strip() for name in lines[0].split('\t')]
-    if all(_is_number(name) for name in header):
-        raise ProgressFileError(f'{path}: no header (first line is data, not column names)')
-    if any(not name for name in header):
-        raise ProgressFileError(f'{path}: header has an empty column name')
-    dupes = sorted({name for name in header if header.count(name) > 1})
-    if dupes:
-        raise ProgressFileError(f'{path}: duplicate column name(s) in header: {", ".join(dupes)}')
-
-    numbered = [(i + 1, line) for i, line in enumerate(lines) if i > 0 and line.strip()]
-    rows = []
-    for k, (lineno, line) in enumerate(numbered):
-        cells = line.split('\t')
-        problem = None
-        if len(cells) != len(header):
-            problem = f'line {lineno} has {len(cells)} fields, expected {len(header)}'
-        else:
-            for name, cell in zip(header, cells):
-                try:
-                    _parse_cell(cell)
-                except ValueError:
-                    problem = f'line {lineno}, column {name!r}: non-numeric value {cell.strip()!r}'
-                    break
-        if problem is None:
-            rows.append(cells)
-        elif k == len(numbered) - 1 and not terminated:
-            _warn(f'{path}: dropped truncated last line {lineno} ({problem})')
-        else:
-            raise ProgressFileError(f'{path}: {problem}')
-
-    if not rows:
+    table = read_table(path, partial='keep', warn=_warn)
+    if not len(table):
         raise ProgressFileError(f'{path}: no data rows (header only)')
-    return {name: _to_array(column) for name, column in zip(header, zip(*rows))}
+    return table.data
 
 
 def performance_column(data):
@@ -191,13 +127,12 @@ def performance_column(data):
 def _read_config(run_dir):
     """``(exp_name, algo, env_id)`` from the run's ``config.json``, each ``None`` when the
     file or the key is missing."""
-    from spinup_tf.utils.errors import UserInputError
     from spinup_tf.utils.safe_files import JSON_LIMIT, read_json
     path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None, None, None
     try:
-        config = read_json(path, JSON_LIMIT, follow=True, kind=None)
+        config = read_json(path, JSON_LIMIT, kind=None)
     except (OSError, UserInputError) as e:
         _warn(f'{path}: unreadable config ({e}); using the folder name')
         return None, None, None
@@ -239,8 +174,20 @@ def _expand_logdir(logdir):
     basedir, prefix = os.path.dirname(stripped), os.path.basename(stripped)
     if not prefix or not os.path.isdir(basedir or os.curdir):
         return []
-    return sorted(os.path.join(basedir, name) for name in os.listdir(basedir or os.curdir)
-                  if name.startswith(prefix) and os.path.isdir(os.path.join(basedir, name)))
+    found = []
+    try:
+        with os.scandir(basedir or os.curdir) as entries:
+            for entry in entries:
+                # a sibling that is a symbolic link is not followed: a link to / would make
+                # the walk below the whole filesystem (a folder named in full is, though)
+                if entry.name.startswith(prefix) and entry.is_dir(follow_symlinks=False):
+                    found.append(os.path.join(basedir, entry.name))
+                elif entry.name.startswith(prefix) and entry.is_symlink():
+                    _warn(f'{os.path.join(basedir, entry.name)} is a symbolic link: not '
+                          f'followed for the prefix {logdir} (name it in full to plot it)')
+    except OSError as e:
+        _warn(f'cannot read {basedir or os.curdir}: {(e.strerror or str(e)).lower()}')
+    return sorted(found)
 
 
 def find_runs(logdirs, select=None, exclude=None, legend=None):
@@ -381,12 +328,73 @@ def ci_band(ys, est='mean'):
     return low, high
 
 
+def band(xs, ys, est='mean', smooth_window=1, ci=False):
+    """How every figure of the project combines the runs (seeds) of one condition into one
+    curve: each run smoothed (:func:`smooth`), then :func:`aggregate` (row ``i`` of every run
+    is one point, every run cut to the shortest; x the mean of the runs' x there), with a
+    band of +-1 std across runs (``ci``: the 95 % bootstrap interval, :func:`ci_band`).
+
+    Returns ``(x, center, low, high)``; with one run the band is the curve itself. A run
+    whose x values differ from the others' (a seed that logs at the first episode end after
+    each epoch's steps) is still one curve: points are matched by row, never by x value.
+    """
+    ys = [smooth(y, smooth_window) for y in ys]
+    x, center, std = aggregate(xs, ys, est)
+    if len(ys) > 1 and ci:
+        low, high = ci_band(ys, est)
+    else:
+        low, high = center - std, center + std
+    return x, center, low, high
+
+
 # --------------------------------------------------------------------------------------------
 # Plotting
 # --------------------------------------------------------------------------------------------
 def _pyplot():
     import matplotlib.pyplot as plt  # imported late so main() can choose the backend first
     return plt
+
+
+# Every figure of the project is drawn with matplotlib's own defaults and these settings,
+# not with a ``matplotlibrc`` that matplotlib found in the working directory when it was
+# imported (a downloaded folder can hold one that turns on ``text.usetex`` or changes any
+# style). Mathtext stays on for matplotlib's own tick labels (a log axis's 10^4); every
+# label, title and legend entry made from a run's data goes through :func:`plain`.
+STYLE = {'text.usetex': False, 'axes.formatter.use_mathtext': False}
+
+
+def plain(text):
+    """``text`` drawn as it is, never as mathtext: each ``$`` escaped (matplotlib draws
+    ``\\$`` as a dollar sign), so an ``exp_name`` or env id such as ``$\\frac{$`` is a
+    label, not a formula whose parser raises."""
+    return None if text is None else str(text).replace('$', r'\$')
+
+
+@contextlib.contextmanager
+def style(**rc):
+    """The rc settings of the project's figures for the block (see ``STYLE``); ``rc``: more
+    settings. Figures must be made *and* saved inside the block."""
+    import matplotlib
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()  # what the working directory's matplotlibrc changed, undone
+        matplotlib.rcParams.update(STYLE)
+        matplotlib.rcParams.update(rc)
+        yield
+
+
+def save_figure(fig, path, **kwargs):
+    """``fig.savefig(path, **kwargs)`` without writing through a link: the image is drawn in
+    memory and written to a fresh temporary file beside ``path``, then renamed onto it
+    (``spinup_tf.utils.safe_files.replace_file``). ``path`` may be a new file or a regular
+    file (replaced); a symbolic link, a FIFO or a device there is a ``UserInputError``."""
+    import io
+    from spinup_tf.utils.safe_files import check_replaceable, replace_file
+    check_replaceable(path)  # before the figure is drawn
+    fmt = kwargs.pop('format', None) or os.path.splitext(path)[1].lstrip('.').lower() or 'png'
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, **kwargs)
+    replace_file(path, buf.getvalue())
+    return path
 
 
 def save_path(save, value, several):
@@ -403,11 +411,13 @@ def save_path(save, value, several):
 
 def _check_columns(runs, xaxis, values):
     """Raise PlotError unless ``xaxis`` and every value exist in at least one run."""
-    available = sorted({name for run in runs for name in run['data']})
     for column in [xaxis, *values]:
         if not any(column in run['data'] for run in runs):
-            raise PlotError(f'column {column!r} is in no run; available columns: '
-                            f'{", ".join(available)}')
+            available = sorted({name for run in runs for name in run['data']})
+            shown = ', '.join(available[:40])
+            if len(available) > 40:
+                shown += f' and {len(available) - 40} more'
+            raise PlotError(f'column {column!r} is in no run; available columns: {shown}')
 
 
 def parse_reference(text):
@@ -470,28 +480,27 @@ def plot_value(runs, xaxis, value, count=False, est='mean', smooth_window=1, tit
     xmax = -np.inf
     for label, group in groups.items():
         xs = [g['data'][xaxis] for g in group]
-        ys = [smooth(g['data'][value], smooth_window) for g in group]
+        ys = [g['data'][value] for g in group]
         lengths = {len(x) for x in xs}
         if len(lengths) > 1:
             _warn(f'{label!r}: runs have {min(lengths)} to {max(lengths)} rows; '
                   f'truncated to the shortest ({min(lengths)})')
-        x, center, std = aggregate(xs, ys, est)
-        line, = ax.plot(x, center, label=label, linewidth=1.5,
+        x, center, low, high = band(xs, ys, est, smooth_window, ci)
+        line, = ax.plot(x, center, label=plain(label), linewidth=1.5,
                         marker='o' if len(x) == 1 else None)
         if len(group) > 1:
-            low, high = ci_band(ys, est) if ci else (center - std, center + std)
             ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         if np.isfinite(x).any():
             xmax = max(xmax, np.nanmax(np.abs(x)))
 
     for ref, ref_label in references:
         ax.axhline(ref, color='black', linestyle='--', linewidth=1,
-                   label=ref_label or f'reference {ref:g}')
-    ax.set_xlabel(xaxis)
-    ax.set_ylabel(y_label([r for group in groups.values() for r in group], value))
+                   label=plain(ref_label or f'reference {ref:g}'))
+    ax.set_xlabel(plain(xaxis))
+    ax.set_ylabel(plain(y_label([r for group in groups.values() for r in group], value)))
     title = title if title is not None else default_title(runs)
     if title:
-        ax.set_title(title)
+        ax.set_title(plain(title))
     ax.grid(True, alpha=0.3)
     ax.legend(loc='best', title=CI_LABEL if ci and not count else None)
     if xmax > SCI_THRESHOLD:
@@ -534,18 +543,22 @@ def make_plots(runs, xaxis='TotalEnvInteracts', values=('Performance',), count=F
     _check_columns(runs, xaxis, values)
 
     figures, written = [], []
+    paths = [save_path(save, value, len(values) > 1) for value in values] if save else []
+    from spinup_tf.utils.safe_files import check_replaceable
+    for path in paths:  # every file checked before the first one is written
+        check_replaceable(path)
     try:
-        for value in values:
-            fig = plot_value(runs, xaxis, value, count, est, smooth, title, references, ci)
-            figures.append(fig)
-            if save:
-                path = save_path(save, value, len(values) > 1)
-                if os.path.dirname(path):
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                fig.savefig(path)
-                written.append(path)
-        if show:
-            plt.show()
+        with style():
+            for i, value in enumerate(values):
+                fig = plot_value(runs, xaxis, value, count, est, smooth, title, references, ci)
+                figures.append(fig)
+                if save:
+                    if os.path.dirname(paths[i]):
+                        os.makedirs(os.path.dirname(paths[i]), exist_ok=True)
+                    save_figure(fig, paths[i])
+                    written.append(paths[i])
+            if show:
+                plt.show()
     finally:
         for fig in figures:
             plt.close(fig)
@@ -575,7 +588,10 @@ class _Parser(argparse.ArgumentParser):
 def build_parser():
     parser = _Parser(
         prog=PROG, description='Plot learning curves of Spinning-Up-style runs.',
-        epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png')
+        epilog='example: python run.py plot data/td3_Pendulum-v1 --save plots/td3.png. '
+               'For folders from elsewhere run spinup-tf plot ... or python -P -m spinup_tf '
+               'plot ..., not python -m spinup_tf from inside them '
+               '(docs/user-guide/reliability.md).')
     parser.add_argument('logdir', nargs='+',
                         help='run directories searched recursively for progress.txt; a path '
                              'that is not a directory is a prefix of sibling directories')
@@ -656,7 +672,7 @@ def main(argv=None):
         written = make_plots(runs, args.xaxis, args.value, args.count, args.est, args.smooth,
                              args.save, show=show, title=args.title, references=references,
                              ci=args.ci)
-    except PlotError as e:
+    except (PlotError, UserInputError) as e:  # UserInputError: a link or FIFO at --save
         _error(e)
         return 2
     except OSError as e:  # the user's --save names a place that cannot be written

@@ -1,6 +1,5 @@
 """How the variants of a grid ended: ``VariantResult``, each run's final performance and the
 summary table printed at the end of a grid run. Imports neither numpy nor TensorFlow."""
-import os.path as osp
 from dataclasses import dataclass, field
 
 DIV_LINE_WIDTH = 80
@@ -32,22 +31,18 @@ class VariantResult:
 
 def final_performance(output_dir):
     """``(value, column)``: the last ``AverageTestEpRet`` (else ``AverageEpRet``) in
-    ``output_dir/progress.txt``; ``(None, None)`` when there is no such file, row or column."""
-    path = osp.join(output_dir, 'progress.txt')
+    ``output_dir/progress.txt`` (``spinup_tf.utils.progress_file``); ``(None, None)`` when
+    there is no such file, row or column, or the file cannot be read."""
+    from spinup_tf.utils.errors import UserInputError
+    from spinup_tf.utils.progress_file import read_run_table
     try:
-        with open(path) as f:
-            lines = [l.rstrip('\n') for l in f if l.strip()]
-    except OSError:
+        table = read_run_table(output_dir, partial='drop')
+    except (OSError, UserInputError):
         return None, None
-    if len(lines) < 2:
-        return None, None
-    header, last = lines[0].split('\t'), lines[-1].split('\t')
     for key in ('AverageTestEpRet', 'AverageEpRet'):
-        if key in header:
-            try:
-                return float(last[header.index(key)]), key
-            except (IndexError, ValueError):
-                return None, None
+        if key in table:
+            value = table.last(key)
+            return (float(value), key) if value is not None else (None, None)
     return None, None
 
 

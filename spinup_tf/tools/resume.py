@@ -5,7 +5,8 @@ comes from ``DIR/checkpoint/`` (see ``spinup_tf.utils.checkpoint``). Progress ro
 ``DIR/progress.txt`` after the rows the checkpoint covers.
 
 Before anything is written (the lock file included), :func:`resume_kwargs` proves that the
-folder can be resumed: a readable folder with no symbolic link inside, a ``config.json``
+folder can be resumed: a readable folder, not itself a symbolic link, holding only regular
+files and folders (no link, FIFO or device), a ``config.json``
 naming one of this project's algorithms and a registered env that can be made, a replay
 buffer that fits in memory, a run that can train, and a checkpoint that agrees with
 ``config.json`` and ``progress.txt`` (``spinup_tf.utils.checkpoint.verify``). Anything else
@@ -19,15 +20,17 @@ from spinup_tf.utils.budget import check_budget, check_replay_memory
 from spinup_tf.utils.checkpoint import verify
 from spinup_tf.utils.envs import EnvFn, make_checked_env
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.utils.safe_files import check_no_symlinks, check_readable_dir, read_json
+from spinup_tf.utils.safe_files import (check_not_link, check_own_files, check_readable_dir,
+                                        read_json)
 from spinup_tf.utils.logx import CONFIG_FILE
 
 
 def resume_kwargs(run_dir):
     """``(fn, kwargs)`` that continue the run in ``run_dir``, after every check."""
     from spinup_tf.utils.tf1 import activation_by_name
+    check_not_link(run_dir)  # resumed into its target otherwise
     check_readable_dir(run_dir)
-    check_no_symlinks(run_dir)
+    check_own_files(run_dir)
     path = osp.join(run_dir, CONFIG_FILE)
     if not osp.lexists(path):
         raise UserInputError('no %s in %s: it is not a run folder' % (CONFIG_FILE, run_dir))

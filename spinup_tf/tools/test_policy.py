@@ -6,6 +6,12 @@ project's code and the folder's ``config.json``, and only variable values are re
 downloaded folder is safe to test. Episodes are capped at the run's ``max_ep_len`` unless
 ``--len`` says otherwise. ``--video OUT.mp4`` (or a folder) records the episodes instead of
 showing them (``spinup_tf.utils.video``; headless).
+
+Refused with one ``error:`` line: an ``env_kwargs`` ``render_mode='human'`` on a machine with
+no display (it would crash the env), weights that are not finite numbers (every action would
+be NaN), and every kind of damaged or hostile model (``spinup_tf.saving.policy``). For a
+folder from elsewhere run it as ``spinup-tf test_policy DIR`` or ``python -P -m spinup_tf
+test_policy DIR``, not ``python -m spinup_tf`` from inside the folder.
 """
 import argparse
 import os
@@ -58,6 +64,21 @@ def record_videos(env_id, env_kwargs, get_action, out, episodes=1, max_ep_len=0,
     return results
 
 
+def check_video_paths(run_dir, out, episodes):
+    """``UserInputError`` when a video would be written through a link: a symbolic link or a
+    FIFO at one of the files, or (for an output inside the run folder, which may come from
+    anyone) a symbolic link on the way from the run folder to it."""
+    import os.path as osp
+    from spinup_tf.utils.safe_files import check_components, check_replaceable
+    from spinup_tf.utils.video import video_paths
+    paths = video_paths(out, episodes)
+    run_dir, folder = osp.abspath(run_dir), osp.abspath(osp.dirname(paths[0]) or '.')
+    if folder == run_dir or folder.startswith(run_dir + os.sep):
+        check_components(run_dir, folder, what='video folder')
+    for path in paths:
+        check_replaceable(path)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='run.py test_policy', description=__doc__)
     parser.add_argument('fpath', help='run folder holding config.json and tf1_save/')
@@ -84,6 +105,8 @@ def main(argv=None):
     if args.len is not None and args.len < 0:
         raise UserInputError('--len must be 0 (the env\'s own limit) or a positive number of '
                              'steps, got %d' % args.len)
+    if args.video:
+        check_video_paths(args.fpath, args.video, args.episodes)
     get_action, sess = load_policy(args.fpath, args.itr, best=args.best)
     try:
         config = load_run_config(args.fpath)

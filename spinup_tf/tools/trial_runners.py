@@ -30,7 +30,8 @@ class LocalRunner:
         from spinup_tf.tools.launch import _Child, _worker_context, variant_payload
         if self.ctx is None:
             self.ctx = _worker_context(self.threads, [experiment])
-        log = open(log_path, 'a')
+        from spinup_tf.utils.safe_files import open_for_append
+        log = open_for_append(log_path)  # never through a link, never a FIFO
         return _LocalTrial(_Child(self.ctx, experiment, variant_payload(experiment),
                                   self.threads, log), log)
 

@@ -67,6 +67,10 @@ Any other flag is a run.py flag fixed for every trial, e.g. --epochs 10 --steps_
 a flag that is in the search space is then not tuned. Search spaces:
 spinup_tf/tools/search_spaces.py (set against rl-baselines3-zoo's).
 
+A study folder is data: one that is a link, or holds a link, a FIFO or a device, a read-only
+database, or a trial whose stored folder leaves the study, is refused before anything is
+written. For a study from elsewhere run spinup-tf tune ... or python -P -m spinup_tf tune ...
+
 example: python run.py tune td3 --env Pendulum-v1 --trials 20 --epochs 10 --workers 2"""
 
 TUNE_OPTIONS = ('trials', 'storage', 'study', 'data_dir', 'workers', 'backend', 'address',
@@ -89,19 +93,42 @@ def main(argv):
     def terminated(signum, frame):
         raise Terminated()
     signal.signal(signal.SIGTERM, terminated)
-    tuner = Tuner(config)
+    try:
+        tuner = Tuner(config)
+    except Exception as e:
+        raise storage_error(e, config) from None
     try:
         tuner.run()
+        return tuner.summary()
     except KeyboardInterrupt as e:
         tuner.stop_all()
         print('[tune] %s: the study is in %s; the same command continues it'
               % ('terminated' if isinstance(e, Terminated) else 'interrupted',
                  safe_url(config.storage)), file=sys.stderr, flush=True)
         return 143 if isinstance(e, Terminated) else 130
-    except BaseException:  # an error mid-study: the running trials stop, checkpointed
+    except Exception as e:  # an error mid-study: the running trials stop, checkpointed
+        tuner.stop_all()
+        raise storage_error(e, config) from None
+    except BaseException:
         tuner.stop_all()
         raise
-    return tuner.summary()
+
+
+def storage_error(e, c):
+    """``e`` as one ``UserInputError`` line when it comes from the study database (SQLAlchemy
+    or Optuna's storage, whose errors arrive chained three deep: the cause is the innermost,
+    e.g. ``attempt to write a readonly database``); any other exception as it is."""
+    if isinstance(e, UserInputError):
+        return e
+    names = {cls.__module__.split('.')[0] for cls in type(e).__mro__}
+    if not names & {'sqlalchemy', 'sqlite3'} and type(e).__name__ != 'StorageInternalError':
+        return e
+    inner = e
+    while inner.__cause__ is not None or inner.__context__ is not None:
+        inner = inner.__cause__ or inner.__context__
+    text = str(getattr(inner, 'orig', None) or inner).strip().splitlines()
+    return UserInputError('the study database %s cannot be used: %s' % (
+        safe_url(c.storage), text[0][:300] if text else type(inner).__name__))
 
 
 # ---------------------------------------------------------------------------------------
@@ -196,7 +223,8 @@ def parse(argv):
     c.study = _one(options, 'study', 'tune_%s_%s' % (algo, c.env))
     if not c.study or os.sep in c.study or c.study.startswith('.'):
         raise UserInputError('--study expects a name without %r, got %r' % (os.sep, c.study))
-    c.folder = osp.abspath(osp.join(_one(options, 'data_dir', 'data'), c.study))
+    c.data_dir = osp.abspath(_one(options, 'data_dir', 'data'))
+    c.folder = osp.join(c.data_dir, c.study)
     c.storage = _one(options, 'storage')
     c.default_storage = c.storage is None
     if c.storage is None:
@@ -279,32 +307,29 @@ class Running:
         self.started = time.time()
 
 
-def read_rows(path):
-    """The complete rows of a progress file as dicts (a row still being written is left
-    out); ``[]`` when there is none."""
+def read_progress(run_dir):
+    """The complete rows of a trial's progress file (``spinup_tf.utils.progress_file``; a
+    row still being written is left out) as a ``Table``; an empty one when there is none
+    yet, or when it cannot be read (a trial whose file is not a table fails for lack of
+    values, said once by ``_tell_finished``)."""
+    from spinup_tf.utils.progress_file import Table, read_run_table
     try:
-        with open(path) as f:
-            text = f.read()
-    except OSError:
-        return []
-    lines = text.split('\n')[:-1]  # only lines ended by a newline
-    if not lines:
-        return []
-    header = lines[0].split('\t')
-    return [dict(zip(header, line.split('\t'))) for line in lines[1:] if line.strip()]
+        return read_run_table(run_dir, partial='drop')
+    except (OSError, UserInputError):
+        return Table(osp.join(run_dir, 'progress.txt'), [], {}, 0)
 
 
-def metric_values(rows, metric):
+def metric_values(table, metric):
     """``[(epoch, value)]`` of the rows whose ``metric`` is a finite number."""
+    if metric not in table:
+        return []
+    values = table[metric]
+    epochs = table['Epoch'] if 'Epoch' in table else range(1, len(table) + 1)
     out = []
-    for i, row in enumerate(rows):
-        try:
-            value = float(row.get(metric, 'nan'))
-            epoch = int(float(row.get('Epoch', i + 1)))
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            out.append((epoch, value))
+    for epoch, value in zip(epochs, values):
+        value, epoch = float(value), float(epoch)
+        if math.isfinite(value) and math.isfinite(epoch):
+            out.append((int(epoch), value))
     return out
 
 
@@ -324,10 +349,11 @@ def _pid_alive(pid):
 def _folder_in_use(run_dir):
     """Whether a live process holds the run folder's lock (``utils.run_folder``)."""
     import fcntl
+    from spinup_tf.utils.run_folder import open_lock_file
     path = osp.join(run_dir, '.lock')
-    if not osp.exists(path):
+    if not osp.lexists(path):
         return False
-    with open(path, 'a') as f:
+    with open_lock_file(run_dir) as f:  # a link or a FIFO there: one UserInputError
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -345,14 +371,60 @@ def safe_url(url):
         return url
 
 
+def check_study_folder(c):
+    """Refuse, before anything is written, a study whose folder or database would make
+    ``tune`` write outside it or wait forever: the study folder (made inside ``--data_dir``)
+    a symbolic link, anything inside it a link, a FIFO, a device or a socket (its trials'
+    run folders, ``logs/``, the figures, ``study.db`` and SQLite's ``-journal``/``-wal``
+    names: the helpers ``run`` uses, ``spinup_tf.utils.safe_files``), and an SQLite database
+    that is not a regular file or cannot be written."""
+    from spinup_tf.utils.safe_files import check_components, check_own_files
+    check_components(c.data_dir, c.folder, what='study folder')
+    if osp.isdir(c.folder):
+        check_own_files(c.folder, what='a study folder')
+    check_sqlite_files(c)
+
+
+def sqlite_path(url):
+    """The database file of an ``sqlite://`` URL (None for another database or in memory)."""
+    try:
+        from sqlalchemy.engine import make_url
+        parsed = make_url(url)
+    except Exception:
+        return None
+    if not parsed.get_backend_name() == 'sqlite' or parsed.database in (None, '', ':memory:'):
+        return None
+    return parsed.database
+
+
+def check_sqlite_files(c):
+    from spinup_tf.utils.safe_files import check_replaceable
+    path = sqlite_path(c.storage) if isinstance(c.storage, str) else None
+    if path is None:
+        return
+    for name in (path, path + '-journal', path + '-wal', path + '-shm'):
+        try:
+            check_replaceable(name)
+        except UserInputError as e:
+            raise UserInputError('the study database: %s' % e) from None
+    folder = osp.dirname(osp.abspath(path))
+    if osp.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+        raise UserInputError('the study database %s is read-only here (no write permission); '
+                             'a study writes every trial to it' % path)
+    if osp.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK):
+        raise UserInputError('the folder of the study database %s is read-only here; SQLite '
+                             'writes its journal beside the database' % path)
+
+
 def open_storage(c):
     """The study's ``RDBStorage``; a ``UserInputError`` when the URL cannot be opened."""
     import optuna
-    if c.default_storage:
-        os.makedirs(c.folder, exist_ok=True)
     if not isinstance(c.storage, str) or '://' not in c.storage:
         raise UserInputError('--storage expects an SQLAlchemy URL such as sqlite:///study.db '
                              'or postgresql://user@host/db, got %r' % (c.storage,))
+    check_study_folder(c)
+    if c.default_storage:
+        os.makedirs(c.folder, exist_ok=True)
     try:
         return optuna.storages.RDBStorage(c.storage)
     except Exception as e:
@@ -385,6 +457,10 @@ class Tuner:
                     'those flags, or give this one another --study' % (
                         c.study, safe_url(c.storage), recorded['algo'], recorded['env'],
                         ''.join(' --%s %s' % kv for kv in sorted(recorded['flags'].items()))))
+        if existing is not None:  # before anything is written: where its trials live
+            S = optuna.trial.TrialState
+            for t in existing.get_trials(deepcopy=False, states=(S.RUNNING,)):
+                self._run_dir(t)
         n_before = len(existing.trials) if existing is not None else 0
         # Seeded by the trials so far, so that a resumed study does not draw its first
         # trials' random parameters again.
@@ -457,10 +533,33 @@ class Tuner:
                 beat = t.user_attrs.get('heartbeat') or t.datetime_start.timestamp()
                 if time.time() - beat < GRACE:
                     continue
-            run_dir = t.user_attrs.get('run_dir')
+            run_dir = self._run_dir(t)
             if run_dir and _folder_in_use(run_dir):
                 continue  # a left-over process still trains it; taken over once it ends
             yield t
+
+    def _run_dir(self, trial):
+        """The run folder a trial's ``run_dir`` attribute names, resolved inside the study
+        folder (stored relative to it; an absolute path from an older version must lie
+        inside it), or None when none is stored. A path that leaves the study folder, or a
+        link on the way, is a ``UserInputError``: the database is data too, and a study only
+        ever writes inside its own folder."""
+        from spinup_tf.utils.safe_files import check_components
+        stored = trial.user_attrs.get('run_dir')
+        if stored is None:
+            return None
+        path = osp.abspath(osp.join(self.c.folder, stored)) if isinstance(stored, str) \
+            else None
+        rel = osp.relpath(path, self.c.folder) if path else osp.pardir
+        parts = rel.split(os.sep)
+        if len(parts) != 2 or osp.pardir in parts or osp.curdir in parts:
+            raise UserInputError(
+                'study %s: trial %d\'s run folder in the database, %r, is not a run folder '
+                'inside the study folder %s; a study only touches its own folder, so nothing '
+                'was changed (remove that study, or give this one another --study)'
+                % (self.c.study, trial.number, str(stored)[:200], self.c.folder))
+        check_components(self.c.folder, path, what='trial folder')
+        return path
 
     def _experiment(self, number, flags, restart=False):
         from spinup_tf.tools.plan import build_runs
@@ -474,7 +573,7 @@ class Tuner:
     def _own(self, trial, run_dir):
         trial.set_user_attr('host', HOST)
         trial.set_user_attr('pid', os.getpid())
-        trial.set_user_attr('run_dir', run_dir)
+        trial.set_user_attr('run_dir', osp.relpath(run_dir, self.c.folder))  # movable
         trial.set_user_attr('heartbeat', time.time())
 
     def _log(self, number):
@@ -511,8 +610,8 @@ class Tuner:
         from spinup_tf.tools.resume import resume
         from spinup_tf.utils.checkpoint import has_checkpoint
         trial = self.optuna.trial.Trial(self.study, frozen._trial_id)
-        run_dir = frozen.user_attrs.get('run_dir')
-        rows = read_rows(osp.join(run_dir, 'progress.txt')) if run_dir else []
+        run_dir = self._run_dir(frozen)
+        rows = read_progress(run_dir) if run_dir else []
         reported = frozen.intermediate_values
         if run_dir and self.c.epochs and len(rows) >= self.c.epochs:
             r = Running(trial, run_dir, None, reported)
@@ -533,8 +632,7 @@ class Tuner:
     def _report(self, r):
         """Report the epochs written since the last look; True when the pruner stops it."""
         new = False
-        for epoch, value in metric_values(read_rows(osp.join(r.run_dir, 'progress.txt')),
-                                          self.c.metric):
+        for epoch, value in metric_values(read_progress(r.run_dir), self.c.metric):
             if epoch in r.reported:
                 continue
             r.trial.report(value, epoch)
@@ -561,7 +659,7 @@ class Tuner:
 
     def _tell_finished(self, r, status, error):
         S = self.optuna.trial.TrialState
-        values = metric_values(read_rows(osp.join(r.run_dir, 'progress.txt')), self.c.metric)
+        values = metric_values(read_progress(r.run_dir), self.c.metric)
         if status == 'ok' and values:
             self.study.tell(r.number, values[-1][1])
             best = self.study.best_trial
@@ -647,11 +745,18 @@ def best_command(c, params, dims):
 def save_figures(study, c):
     """Optuna's optimisation history and parameter importances (matplotlib) as PNG files in
     the study's folder; returns the paths written."""
+    from spinup_tf.tools.plot import style
+    with style():
+        return _save_figures(study, c)
+
+
+def _save_figures(study, c):
     import warnings
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     from optuna.visualization import matplotlib as ovm
+    from spinup_tf.tools.plot import plain, save_figure
     os.makedirs(c.folder, exist_ok=True)
     written = []
     for name, draw in (('history', ovm.plot_optimization_history),
@@ -669,10 +774,15 @@ def save_figures(study, c):
         fig.set_size_inches(8, 5)
         for loc in ('left', 'center'):  # optuna titles its axes on the left
             if ax.get_title(loc=loc):
-                ax.set_title('%s: %s on %s, %s' % (ax.get_title(loc=loc), c.algo, c.env,
-                                                   c.metric), loc=loc, fontsize=10)
+                ax.set_title(plain('%s: %s on %s, %s' % (ax.get_title(loc=loc), c.algo, c.env,
+                                                         c.metric)), loc=loc, fontsize=10)
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            save_figure(fig, path, dpi=100)  # a fresh file renamed into place, never a link
+        except UserInputError as e:
+            print('[tune] no %s figure: %s' % (name, e), file=sys.stderr)
+            continue
+        finally:
+            plt.close(fig)
         written.append(path)
     return written

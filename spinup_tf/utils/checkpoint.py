@@ -32,7 +32,6 @@ loops rebuild the open episode by replaying its reset and actions
 import json
 import os
 import os.path as osp
-import shutil
 import zipfile
 
 import numpy as np
@@ -59,7 +58,13 @@ def _op(name):
 
 
 def _complete(path):
-    return osp.isfile(osp.join(path, STATE_FILE))
+    """Whether ``path`` is a real folder (not a link) holding a regular ``state.json``."""
+    import stat
+    try:
+        return (stat.S_ISDIR(os.lstat(path).st_mode)
+                and stat.S_ISREG(os.lstat(osp.join(path, STATE_FILE)).st_mode))
+    except OSError:
+        return False
 
 
 def _copies(output_dir):
@@ -84,15 +89,14 @@ def complete_copy(output_dir):
 def recover(output_dir):
     """Put the newest complete copy at ``checkpoint/`` and delete the others (after a save
     that crashed half way). Call it only while holding the run folder."""
+    from spinup_tf.utils.safe_files import remove_any
     path, tmp, old = _copies(output_dir)
     candidate = complete_copy(output_dir)
     if candidate is not None and candidate != path:
-        if osp.exists(path):
-            shutil.rmtree(path)
+        remove_any(path)
         os.replace(candidate, path)
-    for leftover in (tmp, old):
-        if osp.exists(leftover):
-            shutil.rmtree(leftover)
+    for leftover in (tmp, old):  # of any kind: a FIFO there is removed, never opened
+        remove_any(leftover)
 
 
 def _fsync_tree(path):
@@ -316,6 +320,11 @@ def _variables_problem(copy):
     prefix = osp.join(copy, 'variables')
     if not osp.lexists(prefix + '.index'):
         return None  # a run without a graph saver saves none (and restores none)
+    from spinup_tf.utils.checkpoint_index import check_index
+    try:  # every declared shape bounded before TensorFlow sees one (it aborts on some)
+        check_index(prefix)
+    except UserInputError as e:
+        return 'its variables are truncated or corrupt (%s)' % str(e)[:300]
     from spinup_tf.utils.tf1 import tf
     try:
         held = sum(os.lstat(osp.join(copy, n)).st_size for n in os.listdir(copy)
@@ -353,6 +362,7 @@ class Checkpointer:
 
     def save(self, counters):
         """Write a checkpoint with the loop's ``counters`` (a JSON-able dict)."""
+        from spinup_tf.utils.safe_files import remove_any
         path, tmp, old = _copies(self.logger.output_dir)
         _op('recover')
         recover(self.logger.output_dir)  # at most one complete copy, at ``path``
@@ -390,9 +400,9 @@ class Checkpointer:
         _op('into place')
         os.replace(tmp, path)
         _fsync_dir(self.logger.output_dir)
-        if osp.exists(old):
+        if osp.lexists(old):
             _op('delete old')
-            shutil.rmtree(old)
+            remove_any(old)
 
     def restore(self):
         """Load the checkpoint into the session, RNGs, buffer and logger; return counters.

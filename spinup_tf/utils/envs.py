@@ -97,9 +97,71 @@ def _loadable(env_id):
     return True
 
 
+def has_display():
+    """Whether a window can be opened: on Windows and macOS always, elsewhere when
+    ``DISPLAY`` or ``WAYLAND_DISPLAY`` is set."""
+    if sys.platform in ('win32', 'darwin'):
+        return True
+    return bool(os.environ.get('DISPLAY') or os.environ.get('WAYLAND_DISPLAY'))
+
+
+ENV_FILE_LIMIT = 256 * 1024 * 1024  # a file an env reads (a MuJoCo model's XML, a map)
+
+
+def _path_values(kwargs, depth=0):
+    """``(key, string)`` of every string among the keyword arguments' values (in lists and
+    dicts too, two levels down): the ones that may name a file the env opens."""
+    for key, value in kwargs.items():
+        values = [value]
+        while values:
+            v = values.pop()
+            if isinstance(v, str):
+                yield key, v
+            elif isinstance(v, (list, tuple)) and depth < 2:
+                values.extend(v[:1000])
+            elif isinstance(v, dict) and depth < 2:
+                yield from _path_values({key: x for x in list(v.values())[:1000]}, depth + 1)
+
+
+def check_env_kwargs(env_id, kwargs):
+    """``UserInputError`` for keyword arguments that would hang or crash the env rather than
+    be refused by it: ``render_mode='human'`` where no window can open (MuJoCo's and
+    pygame's windows crash the process on a machine without a display), and a value naming
+    a file that is not a regular file (``xml_file`` naming a FIFO would wait forever inside
+    MuJoCo's loader, ``/dev/zero`` would be read until memory ends) or is larger than
+    ``ENV_FILE_LIMIT``. A path to nothing is left to the env to refuse."""
+    import stat
+    from spinup_tf.utils.safe_files import human_bytes
+    if kwargs.get('render_mode') == 'human' and not has_display():
+        raise UserInputError('%s: env_kwargs render_mode \'human\' opens a window, and this '
+                             'machine has no display (DISPLAY is not set); remove it from '
+                             'env_kwargs (test_policy renders by itself when it can, and '
+                             'records videos with --video)' % env_id)
+    for key, value in _path_values(kwargs):
+        if not value or len(value) > 4096 or '\x00' in value or not os.path.lexists(value):
+            continue
+        try:
+            st = os.stat(value)  # a link to a regular file is read through, as the env would
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            from spinup_tf.utils.safe_files import _kind
+            raise UserInputError('%s: env_kwargs %s names %s, which is %s; an env reads only '
+                                 'regular files' % (env_id, key, value, _kind(st.st_mode)))
+        if st.st_size > ENV_FILE_LIMIT:
+            raise UserInputError('%s: env_kwargs %s names %s, which is %s, more than an env '
+                                 'file can be (%s)' % (env_id, key, value,
+                                                       human_bytes(st.st_size),
+                                                       human_bytes(ENV_FILE_LIMIT)))
+
+
 def make_env(env_id, **kwargs):
-    """``gym.make`` with a clear error for unknown ids and missing extras."""
+    """``gym.make`` with a clear error for unknown ids and missing extras, after
+    :func:`check_env_kwargs`."""
     check_env_id(env_id)
+    check_env_kwargs(env_id, kwargs)
     from spinup_tf.utils.atari import is_atari_id, make_atari
     if is_atari_id(env_id):  # the preprocessed game (spinup_tf.utils.atari)
         with c_output_silenced():  # ALE's banner, "[Powered by Stella]"

@@ -12,7 +12,6 @@ recorded by its gymnasium id only, so a policy can be run again from its folder 
 import json
 import os
 import os.path as osp
-import shutil
 import sys
 import time
 
@@ -218,9 +217,9 @@ class Logger:
                          + suffix)
         tmp = fpath + '.tmp'
         old = fpath + '.old'
-        for p in (tmp, old):
-            if osp.exists(p):
-                shutil.rmtree(p)
+        from spinup_tf.utils.safe_files import remove_any
+        for p in (tmp, old):  # leftovers of any kind (a FIFO is removed, never opened)
+            remove_any(p)
         sess = info['session']
         if sess.graph.finalized and info.get('saved_model_pb') is not None:
             # The graph cannot change once finalized, so neither can saved_model.pb (the
@@ -254,8 +253,8 @@ class Logger:
         if osp.exists(fpath):
             os.replace(fpath, old)
         os.replace(tmp, fpath)
-        if osp.exists(old):
-            shutil.rmtree(old)
+        if osp.lexists(old):
+            remove_any(old)
 
     # ---------------------------------------------------------------------------------------
     def dump_tabular(self):
@@ -294,10 +293,16 @@ class Logger:
     def _open_output(self, headers):
         if self.output_file is not None:
             return
-        from spinup_tf.utils.safe_files import PROGRESS_LIMIT, open_for_append, read_text
+        from spinup_tf.utils.progress_file import Lines
+        from spinup_tf.utils.safe_files import open_for_append
         if self._append:
-            text = read_text(self.output_path, PROGRESS_LIMIT)
-            old_header = text.split('\n', 1)[0].split('\t')
+            old_header = None
+            with Lines(self.output_path) as lines:
+                for _, line in lines:
+                    old_header = line.split('\t')
+                    break
+            if old_header is None and lines.partial is not None:
+                old_header = lines.partial.split('\t')
             if old_header != headers:
                 raise ValueError('cannot append to %s: its columns differ' % self.output_path)
         self.output_file = open_for_append(self.output_path, truncate=not self._append)
@@ -309,36 +314,45 @@ class Logger:
         from a killed process) are removed, so the resumed run neither repeats nor skips an
         epoch. The file is rewritten atomically.
         """
-        from spinup_tf.utils.safe_files import PROGRESS_LIMIT, read_text
+        from spinup_tf.utils.progress_file import Lines
         if not osp.lexists(self.output_path):
             self._append = False
             return
-        text = read_text(self.output_path, PROGRESS_LIMIT)
-        lines = text.split('\n')
-        complete = lines[:-1]  # the piece after the last newline is incomplete (or empty)
-        if not complete:
+        kept, header, col = [], None, None
+        with Lines(self.output_path) as lines:  # complete lines: a half-written last is not
+            for i, line in lines:
+                if header is None:
+                    header = line.split('\t')
+                    if 'Epoch' not in header:
+                        raise UserInputError('%s has no Epoch column; cannot resume'
+                                             % self.output_path)
+                    col = header.index('Epoch')
+                    kept.append(line)
+                    continue
+                self._keep_row(kept, i, line, header, col, last_epoch)
+        if header is None:
             self._append = False
             return
-        header = complete[0].split('\t')
-        if 'Epoch' not in header:
-            raise UserInputError('%s has no Epoch column; cannot resume' % self.output_path)
-        col = header.index('Epoch')
-        kept = [complete[0]]
-        for i, line in enumerate(complete[1:], start=2):
-            cells = line.split('\t')
-            try:
-                epoch = float(cells[col]) if len(cells) == len(header) else None
-            except ValueError:
-                epoch = None
-            if epoch is None:  # a whole line that is not a row: the file was edited or mixed
-                raise UserInputError('%s line %d is not a progress row of this run (%d cells, '
-                                     'Epoch %r); nothing was changed: fix or remove that line, '
-                                     'then resume' % (self.output_path, i, len(cells),
-                                                      cells[col] if len(cells) > col else ''))
-            if epoch <= last_epoch:
-                kept.append(line)
         _write_atomic(self.output_path, '\n'.join(kept) + '\n')
         self._append = True
+
+    def _keep_row(self, kept, i, line, header, col, last_epoch):
+        """Append ``line`` (line ``i`` of the progress file) to ``kept`` when it is a row of
+        an epoch up to ``last_epoch``; refuse a line that is not a row of this run."""
+        from spinup_tf.utils.progress_file import split_row
+        cells = split_row(line, len(header))
+        try:
+            epoch = float(cells[col]) if cells is not None else None
+        except ValueError:
+            epoch = None
+        if epoch is None:  # a whole line that is not a row: the file was edited or mixed
+            cells = cells or line.split('\t', len(header) + 1)
+            raise UserInputError('%s line %d is not a progress row of this run (%s cells, '
+                                 'Epoch %r); nothing was changed: fix or remove that line, '
+                                 'then resume' % (self.output_path, i, line.count('\t') + 1,
+                                                  cells[col][:24] if len(cells) > col else ''))
+        if epoch <= last_epoch:
+            kept.append(line)
 
     def close(self):
         """Close the progress file (and the TensorBoard writer)."""

@@ -18,7 +18,7 @@ import os.path as osp
 import stat
 
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.utils.safe_files import check_no_symlinks
+from spinup_tf.utils.safe_files import check_not_link, check_own_files
 
 # What a run folder holds (written by spinup_tf.utils.logx)
 PROGRESS_FILE = 'progress.txt'
@@ -35,8 +35,9 @@ def lock_run_folder(path):
     path = osp.abspath(path)
     if path in _held:
         return
+    check_not_link(path)  # a run folder that is a link would be written into its target
     if osp.isdir(path):
-        check_no_symlinks(path)  # before the lock file is made: a refusal leaves no trace
+        check_own_files(path)  # before the lock file is made: a refusal leaves no trace
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
@@ -49,7 +50,7 @@ def lock_run_folder(path):
         raise UserInputError('another process is running in %s (a run or a resume); wait '
                              'for it to end, or use another --exp_name' % path) from None
     try:
-        check_no_symlinks(path)  # again, now that no other process of ours can add one
+        check_own_files(path)  # again, now that no other process of ours can add one
     except UserInputError:
         f.close()
         raise

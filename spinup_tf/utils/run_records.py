@@ -24,7 +24,7 @@ import json
 import os.path as osp
 
 from spinup_tf.utils.errors import UserInputError
-from spinup_tf.utils.safe_files import JSON_LIMIT, PROGRESS_LIMIT, read_json, read_text
+from spinup_tf.utils.safe_files import JSON_LIMIT, read_json
 
 CONFIG_FILE = 'config.json'
 PROGRESS_FILE = 'progress.txt'
@@ -61,34 +61,49 @@ def read_config(output_dir):
     return read_json(path, JSON_LIMIT)
 
 
-def read_progress_lines(output_dir):
-    """The complete lines of ``progress.txt`` (a last line without its newline, from a run
-    killed while writing it, is left out), or None when there is no such file."""
-    path = osp.join(output_dir, PROGRESS_FILE)
-    if not osp.lexists(path):
-        return None
-    return read_text(path, PROGRESS_LIMIT).split('\n')[:-1]
+class ProgressScan:
+    """One streamed pass over ``progress.txt`` (``spinup_tf.utils.progress_file``, the
+    project's one reader: regular file, no link, bounded): ``exists``, ``rows`` (complete
+    rows after the header), ``digest`` (SHA-256 of the header and the first ``keep`` rows
+    with their newlines; every row when ``keep`` is None), ``header`` (its cells) and
+    ``on_later(lineno, cells, header)`` is called for each row after the first ``keep``
+    (``keep`` given), as it is read. A last line without its newline (a run killed while
+    writing it) is not a row."""
 
-
-def progress_digest(lines, rows):
-    """SHA-256 of the header and the first ``rows`` rows of ``lines`` as the file holds
-    them (each with its newline); ``rows == 0`` hashes nothing."""
-    if rows == 0 or not lines:
-        return _sha256(b'')
-    return _sha256(''.join(line + '\n' for line in lines[:rows + 1]).encode('utf-8'))
+    def __init__(self, output_dir, keep=None, on_later=None):
+        from spinup_tf.utils.progress_file import Lines
+        path = osp.join(output_dir, PROGRESS_FILE)
+        self.exists = osp.lexists(path)
+        self.rows, self.header = 0, None
+        sha = hashlib.sha256()
+        if not self.exists:
+            self.digest = _sha256(b'')
+            return
+        with Lines(path) as lines:
+            for lineno, line in lines:
+                if self.header is None:
+                    self.header = line.split('\t')
+                    if keep != 0:
+                        sha.update((line + '\n').encode('utf-8'))
+                    continue
+                self.rows += 1
+                if keep is None or self.rows <= keep:
+                    sha.update((line + '\n').encode('utf-8'))
+                elif on_later is not None:
+                    on_later(lineno, line.split('\t'), self.header)
+        kept = self.rows if keep is None else min(keep, self.rows)
+        self.digest = sha.hexdigest() if kept else _sha256(b'')
 
 
 def make_records(output_dir):
     """The records a checkpoint of ``output_dir`` saves now (see the module docstring)."""
-    lines = read_progress_lines(output_dir) or []
-    rows = max(len(lines) - 1, 0)
+    scan = ProgressScan(output_dir)
     config = read_config(output_dir)
     config_record = None
     if config is not None:
         config_record = dict(sha256=config_digest(config), algo=config.get('algo'),
                              env_id=config.get('env_id'), values=shaping_config(config))
-    return dict(progress=dict(rows=rows, sha256=progress_digest(lines, rows)),
-                config=config_record)
+    return dict(progress=dict(rows=scan.rows, sha256=scan.digest), config=config_record)
 
 
 def _what(record):
@@ -154,34 +169,34 @@ def _verify_progress(output_dir, saved, epoch):
     if not _is_int(rows) or rows < 0 or not isinstance(saved.get('sha256'), str):
         raise RecordError('the checkpoint\'s record of %s is malformed; the run cannot be '
                           'resumed' % path)
-    lines = read_progress_lines(output_dir)
-    held = max(len(lines) - 1, 0) if lines else 0
-    if held < rows:
-        what = ('is missing' if lines is None else 'holds only its header' if lines and held == 0
-                else 'is empty' if not lines else 'holds %d rows' % held)
-        raise RecordError('%s %s, but the checkpoint was saved after its first %d rows: rows '
-                          'were removed or the file was truncated; resuming would leave a gap, '
-                          'so nothing was changed' % (path, what, rows))
-    if progress_digest(lines or [], rows) != saved['sha256']:
-        raise RecordError('the first %d rows of %s are not the ones the checkpoint was saved '
-                          'with (edited, reordered or from another run); nothing was changed'
-                          % (rows, path))
-    if not lines:
-        return
-    header = lines[0].split('\t')
-    col = header.index('Epoch') if 'Epoch' in header else None
-    for i, line in enumerate(lines[rows + 1:], start=rows + 2):
-        cells = line.split('\t')
+
+    def later_row(i, cells, header):
+        """A row after the checkpoint's must be a later epoch (else rows of another run are
+        mixed in); a line that is not a row is left to ``truncate_progress``, which refuses
+        it, and counters to be refused to ``check_counters``."""
+        col = header.index('Epoch') if 'Epoch' in header else None
         try:
             later = float(cells[col]) if col is not None and len(cells) == len(header) else None
         except ValueError:
             later = None
-        if later is None or epoch is None:
-            continue  # not a row (truncate_progress refuses it), or counters to be refused
-        if not later > epoch:
+        if later is not None and epoch is not None and not later > epoch:
             raise RecordError('%s line %d (Epoch %s) follows the checkpoint\'s %d rows but is '
                               'not a later epoch than its %d: rows of another run are mixed '
-                              'in; nothing was changed' % (path, i, cells[col], rows, epoch))
+                              'in; nothing was changed' % (path, i, cells[col][:24], rows, epoch))
+
+    scan = ProgressScan(output_dir, keep=rows)
+    held = scan.rows
+    if held < rows:
+        what = ('is missing' if not scan.exists else 'is empty' if scan.header is None
+                else 'holds only its header' if held == 0 else 'holds %d rows' % held)
+        raise RecordError('%s %s, but the checkpoint was saved after its first %d rows: rows '
+                          'were removed or the file was truncated; resuming would leave a gap, '
+                          'so nothing was changed' % (path, what, rows))
+    if scan.digest != saved['sha256']:
+        raise RecordError('the first %d rows of %s are not the ones the checkpoint was saved '
+                          'with (edited, reordered or from another run); nothing was changed'
+                          % (rows, path))
+    ProgressScan(output_dir, keep=rows, on_later=later_row)  # the rows after them
 
 
 def check_counters(output_dir, counters, loop=None):
