@@ -23,17 +23,17 @@ from spinup_tf.utils.errors import DiskFullError, disk_full_path
 def _disk_full_message(output_dir, path, state):
     """Stop on a full disk like on Ctrl-C, but write nothing more: drop the half-written
     copies (a save writes ``*.tmp`` first; the complete ones stay) and say what is kept."""
-    import json
     import os
     import os.path as osp
-    import shutil
+    from spinup_tf.utils.safe_files import read_json, remove_any
+    from spinup_tf.utils.errors import UserInputError
     for name in os.listdir(output_dir):
         if name.endswith('.tmp'):
-            shutil.rmtree(osp.join(output_dir, name), ignore_errors=True)
+            remove_any(osp.join(output_dir, name))  # never opened: a FIFO cannot hang it
     try:
-        with open(osp.join(output_dir, 'checkpoint', 'state.json')) as f:
-            kept = 'the checkpoint of epoch %d' % json.load(f)['counters']['epoch']
-    except (OSError, ValueError, KeyError):
+        state_json = read_json(osp.join(output_dir, 'checkpoint', 'state.json'))
+        kept = 'the checkpoint of epoch %d' % state_json['counters']['epoch']
+    except (OSError, ValueError, KeyError, TypeError, UserInputError):
         kept = 'no checkpoint yet'
     return ('the disk is full: no space left on device while writing %s (in epoch %d); the '
             'run stopped, keeping %s and the last saved model; free some space, then: '
