@@ -1,15 +1,18 @@
 """The on-policy update paths on fixed batches, each against an independent computation.
 
 * the objectives of VPG and PPO (clipped surrogate, ClipFrac, KL, entropy) by hand in numpy;
-* the plain engine's steps against Adam's first step on a gradient derived by hand;
+* the plain loop's gradient steps (the algorithms' own ``optimizer.minimize`` ops) against
+  Adam's first step on a gradient derived by hand;
 * PPO's early stop against the KL measured before each step, step by step;
-* the fast engine's loops (``spinup_tf.fast.on_policy``) against the plain engine's steps,
-  for VPG, PPO (with and without the KL stop firing) and TRPO/NPG's value steps: every
-  variable (networks, Adam's slots and beta powers) and every diagnostic of two updates;
-* the fast engine's fallback to the plain one for a step it cannot loop.
+* the fast engine's loops (``spinup_tf.fast.on_policy``, built from the algorithms' own
+  ``train_ops``) against the plain loop's ``sess.run`` calls, for VPG, PPO (with and without
+  the KL stop firing) and TRPO/NPG's value steps: every variable (networks, Adam's slots and
+  beta powers) and every diagnostic of two updates;
+* the fast engine's fallback to the plain loop for a list it cannot loop.
 
 The graphs are the algorithms' own: each algorithm runs up to ``Run.train``, which hands
-over its update, steps, placeholders and actor-critic outputs instead of looping.
+over its ``train_ops``, its lists, its update, placeholders and actor-critic outputs
+instead of looping.
 """
 from types import SimpleNamespace
 
@@ -17,12 +20,10 @@ import numpy as np
 import pytest
 from gymnasium.spaces import Discrete
 
-from spinup_tf.utils.tf1 import tf, make_session
+from spinup_tf.utils.tf1 import tf, make_session, get_trainable_vars
 from spinup_tf.utils.envs import EnvFn
 from spinup_tf.algos import get_algo
-from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops import on_policy
-from spinup_tf.engine.plain import PlainEngine
 from spinup_tf.fast.on_policy import FastTraining
 
 CLIP = 0.2
@@ -40,11 +41,11 @@ def built(algo, tmp_path, monkeypatch, env_id='CartPole-v1', **kwargs):
     """The algorithm's graph and hook as it hands them to ``Run.train`` (no loop runs)."""
     got = {}
 
-    def train(self, update, batch, outputs, log_diagnostics, steps):
+    def train(self, train_ops, lists, update, batch, outputs, log_diagnostics):
         keys = []  # the columns log_diagnostics logs
         log_diagnostics(SimpleNamespace(log_tabular=lambda key, *a, **k: keys.append(key)))
-        got.update(run=self, update=update, steps=steps, batch=batch, outputs=outputs,
-                   log=keys)
+        got.update(run=self, train_ops=train_ops, lists=lists, update=update, batch=batch,
+                   outputs=outputs, log=keys)
     monkeypatch.setattr(on_policy.Run, 'train', train)
     get_algo(algo)(EnvFn(env_id), seed=0, logger_kwargs=dict(output_dir=str(tmp_path),
                                                               quiet=True), **kwargs)
@@ -85,9 +86,8 @@ def _session(graph):
 # --------------------------------------------------------------------------------------------
 def test_ppo_clipped_objective_and_clipfrac_by_hand(tmp_path, monkeypatch):
     b = built('ppo', tmp_path, monkeypatch, clip_ratio=CLIP, ac_kwargs=dict(hidden_sizes=(8,)))
-    pi_objective = b.steps[0].step.loss_fn
-    with b.run.graph.as_default():
-        pi_loss, pi_info = pi_objective(b.batch)
+    info = b.lists['info']
+    pi_loss, pi_info = info['LossPi'], {k: info[k] for k in ('KL', 'Entropy', 'ClipFrac')}
     sess, _ = _session(b.run.graph)
     obs, act, adv, ret, logp = fixed_inputs(b, sess, n=64)
     # Old log-probs spread so that ratios land inside and outside [0.8, 1.2].
@@ -108,10 +108,9 @@ def test_ppo_clipped_objective_and_clipfrac_by_hand(tmp_path, monkeypatch):
 
 def test_vpg_objectives_by_hand(tmp_path, monkeypatch):
     b = built('vpg', tmp_path, monkeypatch, ac_kwargs=dict(hidden_sizes=(8,)))
-    train_pi, train_v = b.steps
-    with b.run.graph.as_default():
-        (pi_loss, pi_info), (v_loss, v_info) = (train_pi.loss_fn(b.batch),
-                                                train_v.step.loss_fn(b.batch))
+    info = b.lists['info']
+    pi_loss, pi_info = info['LossPi'], {k: info[k] for k in ('KL', 'Entropy')}
+    v_loss, v_info = info['LossV'], {'LossV': info['LossV']}
     sess, _ = _session(b.run.graph)
     inputs = fixed_inputs(b, sess, n=64)
     obs, act, adv, ret, logp = inputs
@@ -127,7 +126,7 @@ def test_vpg_objectives_by_hand(tmp_path, monkeypatch):
 
 
 # --------------------------------------------------------------------------------------------
-# The plain engine's steps against Adam on a gradient derived by hand
+# The plain loop's steps against Adam on a gradient derived by hand
 # --------------------------------------------------------------------------------------------
 def _adam_first_step(grad, lr, beta1=0.9, beta2=0.999, eps=1e-8):
     m, v = (1 - beta1) * grad, (1 - beta2) * grad ** 2
@@ -150,9 +149,8 @@ def test_plain_steps_are_adam_on_the_gradient_by_hand(tmp_path, monkeypatch):
     b = built('vpg', tmp_path, monkeypatch, ac_kwargs=dict(hidden_sizes=(8,)), pi_lr=pi_lr,
               vf_lr=vf_lr, train_v_iters=1)
     with b.run.graph.as_default():
-        updater = on_policy.Updater(b.update, b.steps, b.batch)
-        pi_vars = b.steps[0].var_list
-        v_vars = b.steps[1].step.var_list
+        updater = on_policy.Updater(b.update, b.train_ops, b.lists, b.batch)
+        pi_vars, v_vars = get_trainable_vars('pi'), get_trainable_vars('v')
     sess, _ = _session(b.run.graph)
     obs, act, adv, ret, logp = inputs = fixed_inputs(b, sess)
     start_pi, start_v = sess.run(pi_vars), sess.run(v_vars)
@@ -180,22 +178,19 @@ def test_plain_steps_are_adam_on_the_gradient_by_hand(tmp_path, monkeypatch):
 
 
 def test_ppo_stops_after_the_step_whose_kl_before_it_passes_the_bound(tmp_path, monkeypatch):
-    """The engine's early stop, against a loop that measures the KL, then takes the step:
-    the same number of steps, stopped at the first KL above 1.5 * target_kl (with every KL
-    before it below), and the same parameters."""
+    """The plain loop's early stop, against a loop that measures the KL, then takes the
+    step: the same number of steps, stopped at the first KL above 1.5 * target_kl (with
+    every KL before it below), and the same parameters."""
     b = built('ppo', tmp_path, monkeypatch, ac_kwargs=dict(hidden_sizes=(16,)), pi_lr=1e-2,
               train_pi_iters=60, target_kl=0.01)
-    train_pi = b.steps[0]
-    with b.run.graph.as_default():
-        kl = train_pi.step.loss_fn(b.batch)[1]['KL']
-        plain = PlainEngine([train_pi], b.batch)
+    kl, train_pi = b.lists['info']['KL'], b.lists['pi']['train']
     sess, variables = _session(b.run.graph)
     inputs = fixed_inputs(b, sess)
     phs = on_policy.feed_list(b.batch)
-    train = plain.bind(sess, phs)
+    train = on_policy.plain_train(on_policy.SessRun(sess, phs))
     start = sess.run(variables)
 
-    i, stopped = train(inputs, train_pi)
+    i, stopped = train(inputs, b.lists['pi'], 60)
     after = sess.run(variables)
 
     for var, value in zip(variables, start):
@@ -203,7 +198,7 @@ def test_ppo_stops_after_the_step_whose_kl_before_it_passes_the_bound(tmp_path, 
     kls = []
     for _ in range(60):
         kls.append(sess.run(kl, dict(zip(phs, inputs))))
-        train(inputs, train_pi.step)
+        sess.run(train_pi, dict(zip(phs, inputs)))
         if kls[-1] > 0.015:
             break
     assert stopped and i < 59 and (i, len(kls)) == (len(kls) - 1, i + 1)
@@ -214,7 +209,7 @@ def test_ppo_stops_after_the_step_whose_kl_before_it_passes_the_bound(tmp_path, 
 
 
 # --------------------------------------------------------------------------------------------
-# The fast engine's loops against the plain engine's steps
+# The fast engine's loops against the plain loop's sess.run calls
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize('algo,env_id,kwargs,stops', [
     ('vpg', 'CartPole-v1', dict(train_v_iters=30), None),
@@ -232,21 +227,36 @@ def test_fast_engine_equals_plain_engine(tmp_path, monkeypatch, algo, env_id, kw
     kwargs = dict(dict(ac_kwargs=dict(hidden_sizes=(32, 32))), **kwargs)
     b = built(algo, tmp_path, monkeypatch, env_id, **kwargs)
     with b.run.graph.as_default():
-        plain = on_policy.Updater(b.update, b.steps, b.batch, fused=False)
-        fast = on_policy.Updater(b.update, b.steps, b.batch, fused=True)
-    repeats = [s for s in b.steps if isinstance(s, Repeat)]
-    assert len(fast.fast.loops) == len(repeats) and not fast.fast.reasons
+        plain = on_policy.Updater(b.update, b.train_ops, b.lists, b.batch, fused=False)
+        fast = on_policy.Updater(b.update, b.train_ops, b.lists, b.batch, fused=True)
+    # a loop for every list that trains: VPG's and PPO's 'pi' and 'v', TRPO's 'v'
+    assert sorted(fast.fast.loops) == (['v'] if algo in ('trpo', 'npg') else ['pi', 'v'])
+    assert not fast.fast.reasons
+    plain_steps = []  # (engine, n) of every train(fetches, n) the plain loop ran
+    plain_train = on_policy.plain_train
+
+    def counted(sess_run):
+        train = plain_train(sess_run)
+
+        def counted_train(inputs, fetches, n=1):
+            plain_steps.append((engine, n))
+            return train(inputs, fetches, n)
+        return counted_train
+    monkeypatch.setattr(on_policy, 'plain_train', counted)
     sess, variables = _session(b.run.graph)
     inputs = fixed_inputs(b, sess)
     start = sess.run(variables)
     results = []
-    for updater in (plain, fast):
+    for engine, updater in (('plain', plain), ('fast', fast)):
         for var, value in zip(variables, start):
             var.load(value, sess)
         update_on = updater.bind(sess)
         stats = [update_on(inputs) for _ in range(2)]
         results.append((stats, sess.run(variables)))
     (plain_stats, plain_vars), (fast_stats, fast_vars) = results
+    # the fast engine ran its loops: the plain loop took only single steps (VPG's policy step)
+    assert all(n == 1 for engine, n in plain_steps if engine == 'fast')
+    assert any(n > 1 for engine, n in plain_steps if engine == 'plain')
     for p, f in zip(plain_stats, fast_stats):
         assert sorted(p) == sorted(f) and set(b.log) <= set(p)
         for key in p:
@@ -263,26 +273,30 @@ def test_fast_engine_equals_plain_engine(tmp_path, monkeypatch, algo, env_id, kw
     sess.close()
 
 
-def test_fast_engine_falls_back_for_a_step_it_cannot_loop():
-    """A loss that reads its variable directly (not through ``tf.get_variable``) cannot be
-    ordered in a loop: that step runs through the plain engine, with one log line."""
+def test_fast_engine_falls_back_for_a_list_it_cannot_loop():
+    """A list whose variable is a reference variable (not a resource one) has reads and
+    writes the fast engine cannot see: that list runs through the plain loop, with one log
+    line, and gives the plain loop's result."""
     with tf.Graph().as_default() as graph:
         x = tf.placeholder(tf.float32, (None,))
-        w = tf.Variable(2.0)
+        w = tf.Variable(2.0, use_resource=False)
         batch = dict(x=x, a=x, adv=x, ret=x, logp_old=x)
-        step = Repeat(Minimize(lambda b: (tf.reduce_mean((w * b['x'] - 1) ** 2), {}),
-                               tf.train.GradientDescentOptimizer(0.1), [w]), 5)
-        plain = PlainEngine([step], batch)
-        fast = FastTraining([step], batch)
-        assert not fast.loops and 'through tf.get_variable' in fast.reasons[0]
+        optimizer = tf.train.GradientDescentOptimizer(0.1)
+
+        def train_ops(batch):
+            loss = tf.reduce_mean((w * batch['x'] - 1) ** 2)
+            return dict(w=dict(train=optimizer.minimize(loss, var_list=[w])))
+        lists = train_ops(batch)
+        fast = FastTraining(train_ops, lists, batch)
+        assert not fast.loops and 'writes no resource variable' in fast.reasons[0]
         sess = make_session(graph)
         sess.run(tf.global_variables_initializer())
     phs = on_policy.feed_list(batch)
     log = _Log()
-    train = fast.bind(sess, phs, plain.bind(sess, phs), log)
+    train = fast.bind(sess, phs, on_policy.plain_train(on_policy.SessRun(sess, phs)), log)
     assert log.lines == ['Training loops through the plain engine: ' + fast.reasons[0]]
     data = [np.ones(4, np.float32)] * 5
-    assert train(data, step) == (4, False)
+    assert train(data, lists['w'], 5) == (4, False)
     np.testing.assert_allclose(sess.run(w), 1 + 0.8 ** 5, rtol=1e-6)  # w - 1 <- 0.8 (w - 1)
     sess.close()
 

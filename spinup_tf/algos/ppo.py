@@ -1,13 +1,14 @@
 """Proximal Policy Optimization (by clipping), as a TF1 static graph.
 
-Read top to bottom, as Spinning Up's ``ppo.py``: inputs, actor-critic, the clipped surrogate
-objective, optimizers, then the update of each epoch with its early stop on KL. The
-on-policy loop (``spinup_tf.loops.on_policy``) collects the epochs and runs the update's
-steps through the engine that ``fused`` picks.
+Read top to bottom, as Spinning Up's ``ppo.py``: inputs and actor-critic, the clipped
+surrogate objective and the optimizers' train ops (a function of a batch, :func:`train_ops`
+inside :func:`ppo`, called on the placeholders), then the update of each epoch with its early
+stop on KL, which names the ``sess.run`` lists it runs. The on-policy loop
+(``spinup_tf.loops.on_policy``) collects the epochs and runs the update, plainly or through
+the fast engine (``fused``).
 """
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.distributions import mlp_actor_critic
-from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops.on_policy import Run
 
 
@@ -88,57 +89,87 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     with run.graph.as_default():
         # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
         # the main outputs from computation graph on them (they act, and are saved);
-        # ac(batch): the same actor-critic on any batch
+        # ac(batch): the same actor-critic on any batch, on the same variables
         batch, outputs, ac = run.inputs()
 
-        # PPO objectives, as functions of a batch: an engine builds them where it trains
-        def pi_objective(batch):
-            logp, adv = ac(batch)[1], batch['adv']
+        # Optimizers (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
+        pi_optimizer = run.optimizer(pi_lr)
+        vf_optimizer = run.optimizer(vf_lr)
+
+        def train_ops(batch):
+            """PPO on ``batch`` (``x``, ``a``, ``adv``, ``ret``, ``logp_old``: tensors of
+            shapes (B, obs_dim), (B, act_dim) or (B,), (B,), (B,), (B,)), as the
+            ``sess.run`` lists of the update: ``'pi'``, one policy step with the KL measured
+            before it and ``stop``, whether the policy steps end after it; ``'v'``, one value
+            step; ``'info'``, what the log measures before and after the update.
+
+            With the probability ratio :math:`r_t = \\pi_\\theta(a_t|s_t) /
+            \\pi_{\\theta_{old}}(a_t|s_t)` and the clip :math:`\\epsilon` (``clip_ratio``),
+
+            .. math:: L^{\\pi} = -\\frac{1}{B} \\sum_t \\min\\big(r_t \\hat A_t,\\;
+                \\text{clip}(r_t, 1-\\epsilon, 1+\\epsilon) \\hat A_t\\big),
+                \\qquad L^V = \\frac{1}{B} \\sum_t (\\hat R_t - V_\\phi(s_t))^2
+
+            where the clipped term equals :math:`(1+\\epsilon) \\hat A_t` for
+            :math:`\\hat A_t > 0` and :math:`(1-\\epsilon) \\hat A_t` otherwise (the
+            ``tf.where`` below).
+            """
+            _, logp, _, _, _, _, v = ac(batch)
+            adv = batch['adv']
+
+            # PPO objectives
             ratio = tf.exp(logp - batch['logp_old'])  # pi(a|s) / pi_old(a|s)
             min_adv = tf.where(adv > 0, (1 + clip_ratio) * adv, (1 - clip_ratio) * adv)
             pi_loss = -tf.reduce_mean(tf.minimum(ratio * adv, min_adv))
+            v_loss = tf.reduce_mean((batch['ret'] - v) ** 2)
 
-            # Info (useful to watch during learning)
-            approx_kl = tf.reduce_mean(batch['logp_old'] - logp)  # a sample estimate for KL
-            approx_ent = tf.reduce_mean(-logp)                    # a sample estimate for entropy
+            # Info (watched during learning): sample estimates of KL(old || new) and
+            # entropy, and the fraction of ratios outside [1 - eps, 1 + eps]
+            approx_kl = tf.reduce_mean(batch['logp_old'] - logp)
+            approx_ent = tf.reduce_mean(-logp)
             clipped = tf.logical_or(ratio > (1 + clip_ratio), ratio < (1 - clip_ratio))
             clipfrac = tf.reduce_mean(tf.cast(clipped, tf.float32))
-            return pi_loss, dict(KL=approx_kl, Entropy=approx_ent, ClipFrac=clipfrac)
 
-        def v_objective(batch):
-            v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
-            return v_loss, dict(LossV=v_loss)
+            # One gradient step of each optimizer, on its own network's variables
+            train_pi = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('pi'))
+            train_v = vf_optimizer.minimize(v_loss, var_list=get_trainable_vars('v'))
 
-        # The same on the placeholders, for the log
-        (pi_loss, pi_info), (v_loss, _) = pi_objective(batch), v_objective(batch)
+            # Early stopping: the policy steps end after the first whose KL passes
+            # 1.5 * target_kl. approx_kl comes from the forward pass the gradient is taken
+            # on, so it measures the parameters before train_pi writes them. (Compared in
+            # float64, as Spinning Up compares its averaged KL.)
+            kl_too_far = tf.cast(approx_kl, tf.float64) > 1.5 * target_kl
+            return dict(pi=dict(train=train_pi, KL=approx_kl, stop=kl_too_far),
+                        v=dict(train=train_v),
+                        info=dict(LossPi=pi_loss, LossV=v_loss, KL=approx_kl,
+                                  Entropy=approx_ent, ClipFrac=clipfrac))
 
-        # Optimizers: up to train_pi_iters policy steps, each measuring the KL before its
-        # change, stopped once that KL passes 1.5 * target_kl; then train_v_iters value steps
-        # (Adam: run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
-        train_pi = Repeat(Minimize(pi_objective, run.optimizer(pi_lr), get_trainable_vars('pi')),
-                          train_pi_iters, stop=lambda pi_info: pi_info['KL'] > 1.5 * target_kl)
-        train_v = Repeat(Minimize(v_objective, run.optimizer(vf_lr), get_trainable_vars('v')),
-                         train_v_iters)
+        # The graph on the placeholders: the lists the update runs
+        lists = train_ops(batch)
 
-    def update(train, evaluate):
-        pi_l_old, v_l_old, ent = evaluate([pi_loss, v_loss, pi_info['Entropy']])
+    def update(sess_run, train):
+        """One epoch's update. ``sess_run(fetches)`` is ``sess.run(fetches,
+        feed_dict=inputs)`` on the epoch's data; ``train(fetches, n)`` runs up to ``n``
+        gradient steps of a list, stopping after one whose ``stop`` is true, and returns
+        the last step's index and whether it stopped (``spinup_tf.loops.on_policy``)."""
+        old = sess_run(lists['info'])
 
         # Training
-        i, stopped = train(train_pi)
+        i, stopped = train(lists['pi'], train_pi_iters)
         if stopped:
             run.logger.log('Early stopping at step %d due to reaching max kl.' % i, 'yellow')
-        train(train_v)
+        train(lists['v'], train_v_iters)
 
-        # Log changes from update
-        pi_l_new, v_l_new, kl, cf = evaluate([pi_loss, v_loss, pi_info['KL'],
-                                              pi_info['ClipFrac']])
-        return dict(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent, ClipFrac=cf,
-                    DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old),
-                    StopIter=i)
+        # The changes the update made, for the log
+        new = sess_run(lists['info'])
+        return dict(LossPi=old['LossPi'], LossV=old['LossV'], KL=new['KL'],
+                    Entropy=old['Entropy'], ClipFrac=new['ClipFrac'],
+                    DeltaLossPi=(new['LossPi'] - old['LossPi']),
+                    DeltaLossV=(new['LossV'] - old['LossV']), StopIter=i)
 
     def log_diagnostics(logger):
         for key in ('LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL',
                     'ClipFrac', 'StopIter'):
             logger.log_tabular(key, average_only=True)
 
-    run.train(update, batch, outputs, log_diagnostics, steps=[train_pi, train_v])
+    run.train(train_ops, lists, update, batch, outputs, log_diagnostics)

@@ -1,19 +1,19 @@
 """Trust Region Policy Optimization (TRPO) and Natural Policy Gradient (NPG), TF1 graphs.
 
 Read top to bottom, as Spinning Up's ``trpo.py``: :func:`trpo` runs :func:`build_trpo_graph`
-(inputs, actor-critic, the surrogate and value losses, the flat gradient, the KL
-Hessian-vector product, get/set of the flat policy parameters) and :func:`trpo_update`
-(conjugate gradient, the step size from the KL bound, TRPO's backtracking line search or
-NPG's full step, then the value steps) in the on-policy loop (``spinup_tf.loops.on_policy``),
-through the engine that ``fused`` picks. :func:`make_trpo_update` is the same update on one
-batch, outside a run (tests, the benchmark).
+(inputs, actor-critic, the surrogate loss, the value function's train op as a function of a
+batch, the flat gradient, the KL Hessian-vector product, get/set of the flat policy
+parameters) and :func:`trpo_update` (conjugate gradient, the step size from the KL bound,
+TRPO's backtracking line search or NPG's full step, then the value steps) in the on-policy
+loop (``spinup_tf.loops.on_policy``), plainly or through the fast engine (``fused``).
+:func:`make_trpo_update` is the same update on one batch, outside a run (tests, the
+benchmark).
 """
 from types import SimpleNamespace
 
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.distributions import mlp_actor_critic
 from spinup_tf.algos import natural_gradient as ng
-from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops import on_policy
 
 
@@ -132,15 +132,15 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     with run.graph.as_default():
         g = build_trpo_graph(run.env.observation_space, run.env.action_space,
                              run.actor_critic, run.ac_kwargs, vf_lr, run.optimizer(vf_lr))
-    train_v = Repeat(g.train_vf, train_v_iters)
-    update = trpo_update(g, train_v, algo, delta, damping_coeff, cg_iters, backtrack_iters,
-                         backtrack_coeff, run.logger)
+    update = trpo_update(g, algo, delta, train_v_iters, damping_coeff, cg_iters,
+                         backtrack_iters, backtrack_coeff, run.logger)
+
     def log_diagnostics(logger):
         for key in ['LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'KL'] + \
                 (['BacktrackIters'] if algo == 'trpo' else []):
             logger.log_tabular(key, average_only=True)
 
-    run.train(update, g.batch, g.outputs, log_diagnostics, steps=[train_v])
+    run.train(g.train_ops, g.lists, update, g.batch, g.outputs, log_diagnostics)
 
 
 def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
@@ -203,83 +203,93 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
 
     Returns:
         its tensors by Spinning Up's names (``x_ph``, ``pi``, ``logp``, ``info``,
-        ``info_phs``, ``d_kl``, ``v``, ``pi_loss``, ``v_loss``, ``gradient``: the flat
-        ``(n_pi,)`` gradient of ``pi_loss``, ``hvp``: the flat product of the KL Hessian
-        with ``v_ph``, ``get_pi_params`` / ``set_pi_params``: the flat policy parameters),
-        ``all_phs`` and ``get_action_ops`` (as Spinning Up orders them), the value step
-        ``train_vf``, and ``batch``/``outputs`` for ``on_policy.Run.train``.
+        ``info_phs``, ``d_kl``, ``v``, ``pi_loss``, ``v_loss``, ``train_vf``: one value
+        step, ``gradient``: the flat ``(n_pi,)`` gradient of ``pi_loss``, ``hvp``: the flat
+        product of the KL Hessian with ``v_ph``, ``get_pi_params`` / ``set_pi_params``: the
+        flat policy parameters), ``all_phs`` and ``get_action_ops`` (as Spinning Up orders
+        them), and for ``on_policy.Run.train``: ``train_ops``, ``lists`` (``train_ops`` on
+        the placeholders), ``batch`` and ``outputs``.
     """
     # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name, and the
-    # placeholders for old pdist, for KL), and the main outputs from computation graph
+    # old policy's distribution parameters, for the KL), and the main outputs on them
     batch, outputs, ac = on_policy.actor_critic_graph(observation_space, action_space,
                                                       actor_critic, ac_kwargs, keep_info=True)
     x_ph, pi, logp, logp_pi, info, info_phs, d_kl, v = (batch['x'],) + outputs
 
-    # Need all placeholders in *this* order later (to zip with data from buffer)
+    # The placeholders in the order of the buffer's arrays (GAEBuffer.get())
     all_phs = on_policy.feed_list(batch)
 
-    # Every step, get: action, value, logprob, & info for pdist (for computing kl div)
+    # What one env step fetches: a ~ pi(.|s), V(s), log pi(a|s), and the distribution's
+    # parameters (the buffer keeps them for the KL of the update)
     get_action_ops = [pi, v, logp_pi] + [info[k] for k in sorted(info_phs)]
 
-    # TRPO losses
+    # TRPO losses: the surrogate L = -mean(r_t A_t), r_t = pi(a_t|s_t) / pi_old(a_t|s_t)
     ratio = tf.exp(logp - batch['logp_old'])  # pi(a|s) / pi_old(a|s)
     pi_loss = -tf.reduce_mean(ratio * batch['adv'])
-
-    def v_objective(batch):  # on any batch (the fast engine builds it in its loop)
-        v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
-        return v_loss, dict(LossV=v_loss)
-    v_loss, _ = v_objective(batch)
 
     # Optimizer for value function
     if vf_optimizer is None:
         vf_optimizer = tf.train.AdamOptimizer(learning_rate=vf_lr)
-    train_vf = Minimize(v_objective, vf_optimizer, get_trainable_vars('v'))
 
-    # Symbols needed for CG solver (damping is added in natural_gradient_step)
+    def train_ops(batch):
+        """The value function's step on ``batch`` (its ``x`` and ``ret``: (B, obs_dim) and
+        (B,) tensors) as the update's list ``'v'``: one step of ``vf_optimizer`` on
+        :math:`L^V = \\frac{1}{B} \\sum_t (\\hat R_t - V_\\phi(s_t))^2`, and
+        :math:`L^V` itself in the list ``'info'`` (``'LossV'``). (The policy's step is the
+        natural gradient below, on the placeholders only.)"""
+        v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
+        train_vf = vf_optimizer.minimize(v_loss, var_list=get_trainable_vars('v'))
+        return dict(v=dict(train=train_vf), info=dict(LossV=v_loss))
+    lists = train_ops(batch)
+    v_loss, train_vf = lists['info']['LossV'], lists['v']['train']
+
+    # For conjugate gradient: the flat gradient g of the surrogate and the product Hx of
+    # the mean KL's Hessian with a vector (natural_gradient_step adds the damping)
     pi_params = get_trainable_vars('pi')
     gradient = ng.flat_grad(pi_loss, pi_params)
     v_ph, hvp = ng.hessian_vector_product(d_kl, pi_params)
 
-    # Symbols for getting and setting params
+    # The policy's parameters as one flat vector, read and written
     get_pi_params = ng.flat_concat(pi_params)
     set_pi_params = ng.assign_params_from_flat(v_ph, pi_params)
     return SimpleNamespace(**locals())
 
 
-def trpo_update(g, train_v, algo='trpo', delta=0.01, damping_coeff=0.1, cg_iters=10,
+def trpo_update(g, algo='trpo', delta=0.01, train_v_iters=80, damping_coeff=0.1, cg_iters=10,
                 backtrack_iters=10, backtrack_coeff=0.8, logger=None):
     """TRPO's (or NPG's) update of one epoch, in Spinning Up's words: the hook
-    ``update(train, evaluate) -> dict`` of ``spinup_tf.loops.on_policy``.
+    ``update(sess_run, train) -> dict`` of ``spinup_tf.loops.on_policy``.
 
     Args:
         g: :func:`build_trpo_graph`'s namespace.
-        train_v: the value steps, ``Repeat(g.train_vf, train_v_iters)``.
+        train_v_iters: value steps (list ``g.lists['v']``) per update.
         logger: told when the line search fails (optional).
 
     The dict holds LossPi, LossV, KL, DeltaLossPi, DeltaLossV and, for TRPO,
     BacktrackIters (``backtrack_iters`` when the line search failed and the old
     parameters were restored).
     """
-    def update(train, evaluate):
-        # Prepare hessian func, gradient eval
+    def update(sess_run, train):
+        # Hx(x), and g with both losses before the step
         def Hx(x):
-            return evaluate(g.hvp, {g.v_ph: x})
-        grad, pi_l_old, v_l_old = evaluate([g.gradient, g.pi_loss, g.v_loss])
+            return sess_run(g.hvp, {g.v_ph: x})
+        grad, pi_l_old, v_l_old = sess_run([g.gradient, g.pi_loss, g.v_loss])
 
         # Core calculations for TRPO or NPG: x = (H + damping I)^-1 g, scaled to the KL bound
         x, alpha, full_step = ng.natural_gradient_step(grad, Hx, delta, cg_iters, damping_coeff)
-        old_params = evaluate(g.get_pi_params)
+        old_params = sess_run(g.get_pi_params)
 
         def set_and_eval(params):
-            evaluate(g.set_pi_params, {g.v_ph: params})
-            return evaluate([g.d_kl, g.pi_loss])
+            sess_run(g.set_pi_params, {g.v_ph: params})
+            return sess_run([g.d_kl, g.pi_loss])
 
         stats = {}
         if algo == 'npg':
-            # npg has no backtracking or hard kl constraint enforcement
+            # NPG: the full step, taken as it is (no line search, no KL check)
             kl, pi_l_new = set_and_eval(old_params - full_step)
         else:
-            # trpo augments npg with backtracking line search, hard kl
+            # TRPO: the full step shrunk until the KL is within delta and the surrogate
+            # improves (else the old parameters stay)
             j, kl, pi_l_new = ng.backtracking_line_search(
                 set_and_eval, old_params, full_step, delta, pi_l_old, backtrack_iters,
                 backtrack_coeff)
@@ -287,11 +297,11 @@ def trpo_update(g, train_v, algo='trpo', delta=0.01, damping_coeff=0.1, cg_iters
                 logger.log('Line search failed! Keeping old params.', 'yellow')
             stats['BacktrackIters'] = j
 
-        # Value function updates
-        train(train_v)
-        v_l_new = evaluate(g.v_loss)
+        # Value function learning
+        train(g.lists['v'], train_v_iters)
+        v_l_new = sess_run(g.v_loss)
 
-        # Log changes from update
+        # The changes the update made, for the log
         stats.update(LossPi=pi_l_old, LossV=v_l_old, KL=kl,
                      DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
         return stats
@@ -302,14 +312,14 @@ def make_trpo_update(sess, g, algo='trpo', delta=0.01, train_v_iters=80, damping
                      cg_iters=10, backtrack_iters=10, backtrack_coeff=0.8, fused=False):
     """:func:`trpo_update` on one epoch's data outside a run (tests, the benchmark):
     ``update_on(inputs) -> dict``, ``inputs`` in ``g.all_phs`` order, through the plain
-    engine or, with ``fused``, the fast one's value loop.
+    loop or, with ``fused``, the fast engine's value loop.
 
-    Its steps are built in ``g``'s graph now. With ``sess`` None (before the session) it
-    returns an object whose ``bind(sess)`` gives ``update_on``; with ``sess``, the
-    variables it built (Adam's slots) are initialised and ``update_on`` is returned.
+    With ``fused``, the value loop is built in ``g``'s graph now. With ``sess`` None (before
+    the session) it returns an object whose ``bind(sess)`` gives ``update_on``; with
+    ``sess``, the variables built since the session's initialisation are initialised and
+    ``update_on`` is returned.
     """
-    train_v = Repeat(g.train_vf, train_v_iters)
-    update = trpo_update(g, train_v, algo, delta, damping_coeff, cg_iters, backtrack_iters,
-                         backtrack_coeff)
+    update = trpo_update(g, algo, delta, train_v_iters, damping_coeff, cg_iters,
+                         backtrack_iters, backtrack_coeff)
     with g.x_ph.graph.as_default():
-        return on_policy.updater(update, [train_v], g.batch, fused, sess)
+        return on_policy.updater(update, g.train_ops, g.lists, g.batch, fused, sess)

@@ -1,12 +1,13 @@
 """Vanilla Policy Gradient (with GAE-lambda advantages), as a TF1 static graph.
 
-Read top to bottom, as Spinning Up's ``vpg.py``: inputs, actor-critic, objectives,
-optimizers, then the update of each epoch. The on-policy loop (``spinup_tf.loops.on_policy``)
-collects the epochs and runs the update's steps through the engine that ``fused`` picks.
+Read top to bottom, as Spinning Up's ``vpg.py``: inputs and actor-critic, the objectives and
+the optimizers' train ops (a function of a batch, :func:`train_ops` inside :func:`vpg`, called
+on the placeholders), then the update of each epoch, which names the ``sess.run`` lists it
+runs. The on-policy loop (``spinup_tf.loops.on_policy``) collects the epochs and runs the
+update, plainly or through the fast engine (``fused``).
 """
 from spinup_tf.utils.tf1 import tf, get_trainable_vars
 from spinup_tf.algos.distributions import mlp_actor_critic
-from spinup_tf.engine.steps import Minimize, Repeat
 from spinup_tf.loops.on_policy import Run
 
 
@@ -71,48 +72,66 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     with run.graph.as_default():
         # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
         # the main outputs from computation graph on them (they act, and are saved);
-        # ac(batch): the same actor-critic on any batch
+        # ac(batch): the same actor-critic on any batch, on the same variables
         batch, outputs, ac = run.inputs()
 
-        # VPG objectives, as functions of a batch: an engine builds them where it trains
-        def pi_objective(batch):
-            logp = ac(batch)[1]
+        # Optimizers (run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr))
+        pi_optimizer = run.optimizer(pi_lr)
+        vf_optimizer = run.optimizer(vf_lr)
+
+        def train_ops(batch):
+            """VPG on ``batch`` (``x``, ``a``, ``adv``, ``ret``, ``logp_old``: tensors of
+            shapes (B, obs_dim), (B, act_dim) or (B,), (B,), (B,), (B,)), as the
+            ``sess.run`` lists of the update: ``'pi'``, one policy step; ``'v'``, one value
+            step; ``'info'``, what the log measures before and after the update.
+
+            With :math:`\\hat A_t` the advantages and :math:`\\hat R_t` the returns,
+
+            .. math:: L^{\\pi} = -\\frac{1}{B} \\sum_t \\log \\pi_\\theta(a_t|s_t) \\hat A_t,
+                \\qquad L^V = \\frac{1}{B} \\sum_t (\\hat R_t - V_\\phi(s_t))^2
+
+            (the gradient of :math:`L^{\\pi}` is the policy gradient estimate).
+            """
+            _, logp, _, _, _, _, v = ac(batch)
+
+            # VPG objectives
             pi_loss = -tf.reduce_mean(logp * batch['adv'])
+            v_loss = tf.reduce_mean((batch['ret'] - v) ** 2)
 
-            # Info (useful to watch during learning)
-            approx_kl = tf.reduce_mean(batch['logp_old'] - logp)  # a sample estimate for KL
-            approx_ent = tf.reduce_mean(-logp)                    # a sample estimate for entropy
-            return pi_loss, dict(KL=approx_kl, Entropy=approx_ent)
+            # Info (watched during learning): sample estimates of KL(old || new) and entropy
+            approx_kl = tf.reduce_mean(batch['logp_old'] - logp)
+            approx_ent = tf.reduce_mean(-logp)
 
-        def v_objective(batch):
-            v_loss = tf.reduce_mean((batch['ret'] - ac(batch)[-1]) ** 2)
-            return v_loss, dict(LossV=v_loss)
+            # One gradient step of each optimizer, on its own network's variables
+            train_pi = pi_optimizer.minimize(pi_loss, var_list=get_trainable_vars('pi'))
+            train_v = vf_optimizer.minimize(v_loss, var_list=get_trainable_vars('v'))
+            return dict(pi=dict(train=train_pi), v=dict(train=train_v),
+                        info=dict(LossPi=pi_loss, LossV=v_loss, KL=approx_kl,
+                                  Entropy=approx_ent))
 
-        # The same on the placeholders, for the log
-        (pi_loss, pi_info), (v_loss, _) = pi_objective(batch), v_objective(batch)
+        # The graph on the placeholders: the lists the update runs
+        lists = train_ops(batch)
 
-        # Optimizers (Adam: run.optimizer(lr) is tf.train.AdamOptimizer(learning_rate=lr)):
-        # one policy step, then train_v_iters value steps, per epoch
-        train_pi = Minimize(pi_objective, run.optimizer(pi_lr), get_trainable_vars('pi'))
-        train_v = Repeat(Minimize(v_objective, run.optimizer(vf_lr), get_trainable_vars('v')),
-                         train_v_iters)
-
-    def update(train, evaluate):
-        pi_l_old, v_l_old, ent = evaluate([pi_loss, v_loss, pi_info['Entropy']])
+    def update(sess_run, train):
+        """One epoch's update. ``sess_run(fetches)`` is ``sess.run(fetches,
+        feed_dict=inputs)`` on the epoch's data; ``train(fetches, n)`` runs ``n`` gradient
+        steps of a list (``spinup_tf.loops.on_policy``)."""
+        old = sess_run(lists['info'])
 
         # Policy gradient step
-        train(train_pi)
+        train(lists['pi'])
 
         # Value function learning
-        train(train_v)
+        train(lists['v'], train_v_iters)
 
-        # Log changes from update
-        pi_l_new, v_l_new, kl = evaluate([pi_loss, v_loss, pi_info['KL']])
-        return dict(LossPi=pi_l_old, LossV=v_l_old, KL=kl, Entropy=ent,
-                    DeltaLossPi=(pi_l_new - pi_l_old), DeltaLossV=(v_l_new - v_l_old))
+        # The changes the update made, for the log
+        new = sess_run(lists['info'])
+        return dict(LossPi=old['LossPi'], LossV=old['LossV'], KL=new['KL'],
+                    Entropy=old['Entropy'], DeltaLossPi=(new['LossPi'] - old['LossPi']),
+                    DeltaLossV=(new['LossV'] - old['LossV']))
 
     def log_diagnostics(logger):
         for key in ('LossPi', 'LossV', 'DeltaLossPi', 'DeltaLossV', 'Entropy', 'KL'):
             logger.log_tabular(key, average_only=True)
 
-    run.train(update, batch, outputs, log_diagnostics, steps=[train_pi, train_v])
+    run.train(train_ops, lists, update, batch, outputs, log_diagnostics)

@@ -4,17 +4,19 @@
 Its equivalence contract, which ``tests/test_ppo_vpg.py`` and ``tests/test_numpy_onpolicy.py``
 check on fixed batches:
 
-* **Training** (:class:`FastTraining`): ``train(Repeat(step, n, stop))`` runs as one
-  ``tf.while_loop`` in one ``sess.run`` (the ``train_v_iters`` value steps; PPO's policy
-  steps with their early stop on KL). Each iteration builds the algorithm's own
-  ``step.loss_fn`` on the same placeholders the plain engine feeds, its reads ordered after
-  the previous iteration's writes by ``ordering.ProgramOrder``'s custom getter, and applies
-  the gradient through the step's own optimizer object. The variables it leaves (networks,
-  Adam's slots and beta powers), the number of steps and whether ``stop`` ended them are
-  those of the plain engine's ``n`` ``sess.run`` calls (``loops.on_policy.PlainEngine``) on
-  the same batch, to float rounding; ``stop`` sees the same diagnostics, cast to float64 as
-  numpy's are. Anything else (a single ``Minimize``, TRPO's natural-gradient step, the
-  losses logged before and after) runs through the plain engine.
+* **Training** (:class:`FastTraining`): the update's ``train(fetches, n)`` of ``n > 1``
+  gradient steps on one of the algorithm's lists (``train_ops(batch)[name]``: the
+  ``train_v_iters`` value steps; PPO's policy steps with their early stop on KL) runs as one
+  ``tf.while_loop`` in one ``sess.run``. Each iteration calls the algorithm's own
+  ``train_ops`` on the same placeholders the plain loop feeds, so the loss, the
+  ``optimizer.minimize`` op and the list's ``stop`` are the algorithm's, built once more;
+  :class:`~spinup_tf.fast.hazards.Hazards` then orders the iteration's variable reads
+  after the previous iteration's writes (and its writes after those reads), as ``n``
+  separate ``sess.run`` calls order them. The variables it leaves (networks, Adam's slots
+  and beta powers), the number of steps and whether ``stop`` ended them are those of the
+  plain loop's ``n`` ``sess.run`` calls (``loops.on_policy.plain_train``) on the same
+  batch, to float rounding. A single step, the losses logged before and after, and TRPO's
+  natural-gradient step are one ``sess.run`` each, as in the plain loop.
 * **Acting** (:class:`FastActing`): the policy is fixed while an epoch is collected, so a
   numpy mirror of the policy and value function (``onpolicy_mirrors``), pulled once per
   epoch and checked against the graph at start-up, acts: it gives the graph's distribution
@@ -22,103 +24,106 @@ check on fixed batches:
   numpy's global RNG (seeded by ``Setup``, kept in checkpoints) instead of the graph's
   sampler. So the two engines give different, equally valid, runs of a seed; each repeats
   byte for byte.
-* **Fallback**: a policy that cannot be mirrored acts through the graph, and a step that
-  cannot be looped (its loss function does not reach its variables through
-  ``tf.get_variable``, or fails to build in a loop) trains through the plain engine, each
-  with one line in the log.
+* **Fallback**: a policy that cannot be mirrored acts through the graph, and a list that
+  cannot be looped (its ops write no resource variable that :mod:`~spinup_tf.fast.hazards`
+  can see, or ``train_ops`` fails to build inside a loop) trains through the plain loop,
+  each with one line in the log.
 """
-from spinup_tf.utils.tf1 import tf
-from spinup_tf.engine.steps import Repeat
-from spinup_tf.engine.ordering import ProgramOrder, build_call
+from spinup_tf.utils.tf1 import tf, lazy_callable
+from spinup_tf.fast.hazards import Hazards, NewOps
 from spinup_tf.fast.mirrors import NoMirror
 from spinup_tf.fast.onpolicy_mirrors import actor_critic_layers, numpy_actor_critic
 
 
 class NoLoop(Exception):
-    """A ``Repeat`` cannot run as a while loop; the plain engine runs it."""
+    """A list cannot run as a while loop; the plain loop runs it."""
 
 
-class _Reads(ProgramOrder):
-    """``ProgramOrder`` that also remembers which variables were read through its getter."""
+def train_loop(train_ops, name, batch, n_steps):
+    """Up to ``n_steps`` runs of list ``name`` of ``train_ops(batch)`` as one while loop.
 
-    def __init__(self, start=()):
-        super().__init__(start)
-        self.read_names = set()
+    Each iteration builds ``train_ops(batch)`` afresh and orders the accesses of the list's
+    ops to variables after the previous iteration's (:class:`Hazards` started at the loop's
+    counters), so every step reads the parameters and optimizer state the step before it
+    left. The loop ends after ``n_steps`` steps, or after the step whose ``stop`` entry
+    (computed, like the step's gradient, from the parameters before its write) is true.
 
-    def read(self, var):
-        self.read_names.add(var.op.name)
-        return super().read(var)
-
-
-def repeat_loop(repeat, batch):
-    """``repeat`` (a ``Repeat`` of one ``Minimize``) on ``batch`` as one while loop.
-
-    Each iteration is one ``build_call`` of the step, ordered after the previous iteration
-    by a ``ProgramOrder`` that starts at the loop's counters: the loss is built from the
-    parameters the previous step left, and the next iteration waits for this one's writes
-    and reads. The loop ends after ``repeat.n`` steps, or after the step whose diagnostics
-    (measured before its write, as the plain engine's fetch is) make ``repeat.stop`` true.
+    Args:
+        train_ops: the algorithm's ``train_ops(batch) -> {name: {key: tensor or op}}``.
+        name: the list to loop.
+        batch: the tensors ``train_ops`` is built on (the placeholders).
+        n_steps: scalar int32 tensor, the most steps to take.
 
     Returns:
         ``(steps, stopped)``: int32 number of steps taken, bool whether ``stop`` ended them.
 
     Raises:
-        NoLoop: a variable of the step was not read through ``tf.get_variable`` (its reads
-            could not be ordered), or the loss failed to build inside the loop.
+        NoLoop: the list's ops write no resource variable (their accesses could not be
+            ordered), or ``train_ops`` failed to build inside the loop.
     """
-    step = repeat.step
-    missed = []
+    unordered = []
 
     def body(i, stopped):
-        order = _Reads([i, stopped])
-        out, _ = build_call(order, (step,), batch)
-        missed.extend(v.op.name for v in step.var_list if v.op.name not in order.read_names)
-        stop = False
-        if repeat.stop is not None:
-            stop = repeat.stop({k: tf.cast(t, tf.float64) for _, d in out for k, t in d.items()})
-        with tf.control_dependencies(order.frontier()):
+        hazards = Hazards([i, stopped])
+        with NewOps() as new:
+            fetches = train_ops(batch)[name]
+        hazards.add(fetches, new.ops)
+        if not hazards.last_writes:
+            unordered.append(name)
+        stop = fetches.get('stop', False)
+        with tf.control_dependencies(hazards.frontier()):
             return i + 1, tf.identity(tf.convert_to_tensor(stop, tf.bool))
 
     def cond(i, stopped):
-        return tf.logical_and(i < repeat.n, tf.logical_not(stopped))
+        return tf.logical_and(i < n_steps, tf.logical_not(stopped))
 
     try:
         loop = tf.while_loop(cond, body, [tf.constant(0), tf.constant(False)],
-                             parallel_iterations=1, back_prop=False, name='fast_repeat')
+                             parallel_iterations=1, back_prop=False, name='fast_' + name)
     except Exception as e:  # any failure of a custom loss inside a loop: run it plainly
         raise NoLoop('%s: %s' % (type(e).__name__, e)) from e
-    if missed:
-        raise NoLoop('the loss does not read %s through tf.get_variable' % missed[0])
+    if unordered:
+        raise NoLoop('list %r writes no resource variable whose reads and writes could be '
+                     'ordered' % name)
     return loop
 
 
 class FastTraining:
-    """The while loops of the ``Repeat`` steps of ``steps``, built in the default graph
-    after the plain engine's ops (the optimizers' slots exist by then)."""
+    """The while loops of the lists of ``lists`` that train (hold an op), built in the
+    default graph from ``train_ops`` after ``lists`` (the optimizers' slots exist by then).
 
-    def __init__(self, steps, batch):
-        self.loops, self.reasons = {}, []
-        for step in steps:
-            if isinstance(step, Repeat) and id(step) not in self.loops:
+    Args:
+        train_ops: the algorithm's ``train_ops(batch)``.
+        lists: ``train_ops(batch)`` on the placeholders, as the update runs them.
+        batch: the placeholders.
+    """
+
+    def __init__(self, train_ops, lists, batch):
+        self.lists, self.loops, self.reasons = lists, {}, []
+        self.n_steps = tf.placeholder(tf.int32, (), name='train_steps')
+        for name, fetches in lists.items():
+            if any(isinstance(v, tf.Operation) for v in fetches.values()):
                 try:
-                    self.loops[id(step)] = repeat_loop(step, batch)
+                    self.loops[name] = train_loop(train_ops, name, batch, self.n_steps)
                 except NoLoop as e:
                     self.reasons.append(str(e))
 
     def bind(self, sess, phs, plain_train, logger=None):
-        """``train(inputs, step)``: a looped ``Repeat`` in one ``sess.run``, anything else
-        through ``plain_train``."""
+        """``train(inputs, fetches, n=1)``: ``n > 1`` steps of a looped list in one
+        ``sess.run``, anything else through ``plain_train``. A loop's callable is made at
+        its first run."""
         if self.reasons and logger is not None:
             logger.log('Training loops through the plain engine: %s' % self.reasons[0],
                        'yellow')
-        runs = {key: sess.make_callable(loop, feed_list=phs) for key, loop in self.loops.items()}
+        runs = {id(self.lists[name]): lazy_callable(sess, loop, list(phs) + [self.n_steps])
+                for name, loop in self.loops.items()}
 
-        def train(inputs, step):
-            run = runs.get(id(step))
-            if run is None:
-                return plain_train(inputs, step)
-            n, stopped = run(*inputs)
-            return int(n) - 1, bool(stopped)
+        def train(inputs, fetches, n=1):
+            run = runs.get(id(fetches))
+            if run is None or n == 1:
+                return plain_train(inputs, fetches, n)
+            steps, stopped = run(*inputs, n)
+            return int(steps) - 1, bool(stopped)
         return train
 
 

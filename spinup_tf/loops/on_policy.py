@@ -1,19 +1,29 @@
-"""The interaction loop of the on-policy algorithms (VPG, PPO, TRPO, NPG), and its plain
-engine.
+"""The interaction loop of the on-policy algorithms (VPG, PPO, TRPO, NPG), and Spinning Up's
+way of running their updates.
 
-An algorithm opens a :class:`Run` (Spinning Up's preamble, ``loops.session.Setup``: the env,
-the checks, the logger and ``config.json``, a seeded graph), builds its graph in
-``run.graph`` on :meth:`Run.inputs`, and hands :meth:`Run.train` its one hook,
-``update(train, evaluate)``, called once per epoch on the epoch's data (``GAEBuffer.get()``
-fed to the placeholders) and returning the epoch's diagnostics, which the loop stores:
+An algorithm opens a :class:`Run` (Spinning Up's preamble, ``utils.run_setup.Setup``: the env,
+the checks, the logger and ``config.json``, a seeded graph) and builds its graph in
+``run.graph`` as Spinning Up does: the placeholders and the actor-critic's outputs
+(:meth:`Run.inputs`), then its losses and train ops as a function of a batch,
+``train_ops(batch) -> {name: {key: tensor or op}}``, which it calls on the placeholders.
+Each entry is one ``sess.run`` list of its update (PPO's ``'pi'``: ``train_pi`` and the
+KL; ``'v'``: ``train_v``); a list's ``stop`` entry, a scalar bool, says that a run of
+gradient steps ends after this one (PPO's early stop on KL). It hands :meth:`Run.train`
+that function, the lists and its update of one epoch, ``update(sess_run, train)``, called
+on the epoch's data (``GAEBuffer.get()``, fed to the placeholders) and returning the epoch's
+diagnostics, which the loop stores:
 
-* ``train(step)`` runs a step of ``spinup_tf.engine.steps`` on the batch: a ``Minimize`` is
-  one gradient step (one Spinning Up ``sess.run``); a ``Repeat`` is up to ``n`` of them,
-  ending early once its ``stop`` holds for the diagnostics measured with a step, and
-  returns ``(i, stopped)``: the index of the last step taken (Spinning Up's ``StopIter``)
-  and whether ``stop`` ended the steps;
-* ``evaluate(fetches, feed=None)`` is ``sess.run(fetches)`` with the batch (and ``feed``)
-  fed.
+* ``sess_run(fetches, feed_dict=None)`` is ``sess.run(fetches, feed_dict=inputs)`` on the
+  epoch's data (``feed_dict`` adds other placeholders: TRPO's Hessian-vector product);
+* ``train(fetches, n=1)`` is Spinning Up's loop of gradient steps on one list::
+
+      for i in range(n):
+          out = sess.run(fetches, feed_dict=inputs)
+          if out.get('stop'):
+              break
+
+  returning ``(i, stopped)``: the index of the last step (Spinning Up's ``StopIter``) and
+  whether ``stop`` ended the loop.
 
 The loop owns the rest: exactly ``steps_per_epoch`` steps per epoch with the current
 stochastic policy, every trajectory closed with the right bootstrap value, the epoch's log
@@ -22,13 +32,14 @@ row, the model saves and the checkpoints. Bootstrapping: a trajectory that *term
 the epoch) gets ``last_val = V(s_T)`` of the real next observation. (Spinning Up's
 ``last_val = r if d else v`` was a slip.)
 
-Two engines (the algorithms' ``fused`` flag):
+Two ways to run it (the algorithms' ``fused`` flag):
 
-* plain (``fused=False``), Spinning Up's way (``spinup_tf.engine.plain.PlainEngine``): one
-  ``sess.run`` per env step and per gradient step;
-* fast (``fused=True``): ``spinup_tf.fast.on_policy``: a numpy mirror of the policy acts and
-  each ``Repeat`` runs as one ``tf.while_loop``, falling back, with a log line, to the plain
-  engine for whatever it cannot mirror or loop.
+* plain (``fused=False``), Spinning Up's: one ``sess.run`` per env step and per gradient
+  step, as above; nothing of ``spinup_tf.fast`` is imported;
+* fast (``fused=True``): ``spinup_tf.fast.on_policy``: a numpy mirror of the policy acts,
+  and each ``train(fetches, n)`` of ``n > 1`` steps runs as one ``tf.while_loop`` built from
+  the same ``train_ops``, falling back, with a log line, to the plain loop for whatever it
+  cannot mirror or loop.
 
 Where a run must behave unlike Spinning Up (a source document's quirks), it passes
 ``hooks`` (``spinup_tf.loops.hooks``): what a step stores, what a terminal path's last value
@@ -45,9 +56,9 @@ from spinup_tf.utils.flags import IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
-from spinup_tf.engine.plain import PlainEngine, Evaluate
-from spinup_tf.loops.evaluation import deterministic_action
-from spinup_tf.loops.session import Setup, split_config
+from spinup_tf.loops.skeleton import deterministic_action
+from spinup_tf.utils.run_setup import Setup
+from spinup_tf.loops.hooks import split_config
 from spinup_tf.loops.skeleton import EpochLoop
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
@@ -55,7 +66,7 @@ LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'gamma', 'lam', 'max_ep_
                    'save_freq')
 OPTIONS = dict(
     fused=True,                   # the fast engine (spinup_tf.fast.on_policy); False: Spinning Up's
-    normalize_obs=False,          # running mean/std observations (spinup_tf.loops.normalize)
+    normalize_obs=False,          # running mean/std observations (spinup_tf.utils.normalize)
     normalize_rew=False,          # rewards / running std of the discounted return (same)
     num_test_episodes=0,          # deterministic test episodes per epoch (mean / argmax action)
     clip_actions=False,           # clip a Box action to its bounds for env.step (SB3's way)
@@ -133,20 +144,22 @@ class Run:
         """The optimizer of a train step (Spinning Up's ``tf.train.AdamOptimizer``)."""
         return self.hooks.optimizer(learning_rate)
 
-    def train(self, update, batch, outputs, log_diagnostics, steps):
-        """Build the engine, start the session and run the loop.
+    def train(self, train_ops, lists, update, batch, outputs, log_diagnostics):
+        """Start the session and run the loop.
 
         Args:
-            update: ``update(train, evaluate) -> dict``, the algorithm's update of one epoch
-                (see the module's docstring); the loop stores the dict it returns.
+            train_ops: ``train_ops(batch) -> {name: {key: tensor or op}}``, the algorithm's
+                ``sess.run`` lists built on ``batch`` (see the module's docstring); the fast
+                engine builds it again inside its loops.
+            lists: ``train_ops(batch)`` on the placeholders: what ``update`` runs.
+            update: ``update(sess_run, train) -> dict``, the algorithm's update of one
+                epoch (see the module's docstring); the loop stores the dict it returns.
             batch: the placeholders by name (``BATCH_KEYS``), and ``info``: the old
                 policy's ``info_phs`` when the buffer must keep them (TRPO's KL).
             outputs: the actor-critic's outputs on ``batch['x']``, ``batch['a']``: ``pi,
                 logp, logp_pi, info, info_phs, d_kl, v``. They act, and are saved.
             log_diagnostics: ``log_diagnostics(logger)`` logs the algorithm's columns after
                 ``TotalEnvInteracts``, with ``logger.log_tabular``.
-            steps: every step ``update`` passes to ``train`` (the engines build them before
-                the session starts, as Spinning Up builds its train ops).
         """
         p, logger = self.p, self.logger
         pi, logp, logp_pi, info, _, _, v = outputs
@@ -154,7 +167,7 @@ class Run:
         info_keys = sorted(batch.get('info', {}))
         info_shapes = {k: batch['info'][k].shape.as_list()[1:] for k in info_keys}
         with self.graph.as_default():
-            updater = Updater(update, steps, batch, fused=self.options.fused)
+            updater = Updater(update, train_ops, lists, batch, fused=self.options.fused)
             fast_acting = None
             if self.options.fused:
                 from spinup_tf.fast.on_policy import FastActing
@@ -175,7 +188,8 @@ class Run:
             test_act = _test_policy(sess, batch['x'], saved['mu'], self.env.action_space,
                                     self.options.clip_actions)
 
-        # Every step, get: action, value, logprob (and the policy's info, for TRPO's KL)
+        # What one env step fetches: a ~ pi(.|s), V(s), log pi(a|s) (and the distribution's
+        # parameters, for TRPO's KL)
         step, value = policy_step_fns(sess, batch['x'], [pi, v, logp_pi]
                                       + [info[k] for k in info_keys], v, info_shapes)
         new_policy = None
@@ -222,7 +236,8 @@ def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
         action space in ``ac_kwargs``); ``ac(batch)`` is the actor-critic on any such
         batch, on the same variables (``reuse=True``): the loss functions build on it.
     """
-    # Share information about action space with policy architecture
+    # The policy's head depends on the action space (Gaussian for Box, categorical for
+    # Discrete)
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
 
     # Inputs to computation graph
@@ -233,7 +248,7 @@ def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
     # Main outputs from computation graph
     outputs = actor_critic(x_ph, a_ph, **ac_kwargs)
 
-    # Need all placeholders by name later (to zip with data from buffer)
+    # The placeholders by name, to feed the buffer's arrays to
     batch = dict(x=x_ph, a=a_ph, adv=adv_ph, ret=ret_ph, logp_old=logp_old_ph)
     if keep_info:
         batch['info'] = outputs[4]
@@ -281,49 +296,101 @@ def policy_step_fns(sess, x_ph, get_action_ops, v, info_shapes=None):
     return step, value
 
 
-class Updater:
-    """``update(train, evaluate)`` on one epoch's data through an engine.
+class SessRun:
+    """``sess_run(inputs, fetches, feed_dict=None)``: ``sess.run(fetches)`` with ``inputs`` (in
+    the order of ``phs``) fed to the batch's placeholders that the fetches need, and
+    ``feed_dict`` to others. One callable is made per kind of call, so a call builds no feed
+    dict and looks up no fetch."""
 
-    Build it in the graph before the session: the plain engine's steps, and with ``fused``
-    the fast engine's loops (``spinup_tf.fast.on_policy.FastTraining``); then
+    def __init__(self, sess, phs):
+        self.sess, self.phs, self.callables = sess, list(phs), {}
+
+    def __call__(self, inputs, fetches, feed_dict=None):
+        feed_dict = feed_dict or {}
+        extra = list(feed_dict)
+        key = (repr(tf.nest.map_structure(lambda t: t.name, fetches)),
+               tuple(t.name for t in extra))
+        if key not in self.callables:
+            needed = _ops_needed(fetches)
+            used = [i for i, ph in enumerate(self.phs) if ph.op in needed]
+            run = self.sess.make_callable(fetches, feed_list=[self.phs[i] for i in used]
+                                          + extra)
+            self.callables[key] = (used, run)
+        used, run = self.callables[key]
+        return run(*([inputs[i] for i in used] + [feed_dict[t] for t in extra]))
+
+
+def _ops_needed(fetches):
+    """The ops ``fetches`` depend on (inputs and control inputs, transitively)."""
+    stack = [t if isinstance(t, tf.Operation) else t.op for t in tf.nest.flatten(fetches)]
+    seen = set()
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return seen
+
+
+def plain_train(sess_run):
+    """``train(inputs, fetches, n=1)``: Spinning Up's loop of ``n`` gradient steps, each one
+    ``sess.run`` of the list ``fetches`` (a dict) on ``inputs``, ended after the first whose
+    ``stop`` entry is true. Returns ``(i, stopped)``: the index of the last step and whether
+    ``stop`` ended the loop."""
+    def train(inputs, fetches, n=1):
+        i = -1
+        for i in range(n):
+            out = sess_run(inputs, fetches)
+            if out.get('stop'):
+                return i, True
+        return i, False
+    return train
+
+
+class Updater:
+    """``update(sess_run, train)`` on one epoch's data.
+
+    Build it in the graph before the session (with ``fused``, the fast engine's loops,
+    ``spinup_tf.fast.on_policy.FastTraining``, are built from ``train_ops`` here); then
     :meth:`bind` gives ``update_on(inputs) -> dict``, ``inputs`` in ``GAEBuffer.get()``'s
     order.
     """
 
-    def __init__(self, update, steps, batch, fused=False):
+    def __init__(self, update, train_ops, lists, batch, fused=False):
         self.update, self.phs = update, feed_list(batch)
-        self.plain = PlainEngine(steps, batch)
         self.fast = None
         if fused:
             from spinup_tf.fast.on_policy import FastTraining
-            self.fast = FastTraining(steps, batch)
+            self.fast = FastTraining(train_ops, lists, batch)
 
     def bind(self, sess, logger=None):
-        train = self.plain.bind(sess, self.phs)
+        sess_run = SessRun(sess, self.phs)
+        train = plain_train(sess_run)
         if self.fast is not None:
             train = self.fast.bind(sess, self.phs, train, logger)
-        evaluate = Evaluate(sess, self.phs)
 
         def update_on(inputs):
-            return self.update(lambda step: train(inputs, step),
-                               lambda fetches, feed=None: evaluate(inputs, fetches, feed))
+            return self.update(
+                lambda fetches, feed_dict=None: sess_run(inputs, fetches, feed_dict),
+                lambda fetches, n=1: train(inputs, fetches, n))
         return update_on
 
 
-def updater(update, steps, batch, fused=False, sess=None):
+def updater(update, train_ops, lists, batch, fused=False, sess=None):
     """``update`` on one epoch's data outside a run (tests, the benchmark): an
     :class:`Updater` built now in the default graph. With ``sess`` None (before the
     session starts) it is returned, for ``bind(sess)`` later; with ``sess``, the variables
-    its engines created (Adam's slots) are initialised and ``update_on`` is returned."""
-    built = Updater(update, steps, batch, fused)
+    it created (the random counters of the fast engine's loops) are initialised and
+    ``update_on`` is returned."""
+    built = Updater(update, train_ops, lists, batch, fused)
     if sess is None:
         return built
     initialized = set(sess.run(tf.report_uninitialized_variables()))
     sess.run(tf.variables_initializer([v for v in tf.global_variables()
                                        if v.op.name.encode() in initialized]))
     return built.bind(sess)
-
-
 
 
 class OnPolicyLoop(EpochLoop):
@@ -407,11 +474,11 @@ class OnPolicyLoop(EpochLoop):
         ep_ret += info.get('raw_reward', r)  # the env's reward, also with --normalize_rew
         ep_len += 1
 
-        # save and log
+        # Store the step, and V(s) for the log
         self.buf.store(o, a, hooks.stored_reward(r), v_t, logp_t, info_t)
         logger.store(VVals=v_t)
 
-        # Update obs (critical!)
+        # The next observation becomes the current one (easy to forget)
         o = self.o = o2
 
         terminal = hooks.terminal(terminated, truncated, ep_len)
@@ -423,7 +490,7 @@ class OnPolicyLoop(EpochLoop):
             # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
             self.buf.finish_path(hooks.terminal_value(r) if terminal else self.agent.value(o))
             if ended:
-                # only save EpRet / EpLen if the episode really ended
+                # EpRet / EpLen only for an episode that really ended
                 logger.store(EpRet=ep_ret, EpLen=ep_len)
             o, self.o = self.episode.reset(), None
             ep_ret, ep_len = 0.0, 0
