@@ -159,6 +159,7 @@ def _seed_001_v2_loop(env, max_timesteps, eval_freq, eval_episodes, seed=0):
     env.unwrapped._np_random = seeding.np_random(seed)[0]  # env.seed(seed)
     evaluate_policy()
     bursts, total_timesteps, timesteps_since_eval, done = [], 0, 0, True
+    episode_timesteps = 0
     while total_timesteps < max_timesteps:
         if done:
             if total_timesteps != 0:

@@ -237,7 +237,8 @@ class TimeoutIsTerminal:
     step (Pendulum-v1 stops at 200 and MountainCarContinuous-v0 at 999, before
     ``max_ep_len`` 1000, so their time limit is stored as terminal). On-policy, seed 004
     lines 541, 546 (``terminal = d or (ep_len == max_ep_len)``, ``last_val = r if d else
-    V``): a path the env's limit ended is terminal; a ``max_ep_len`` cut still bootstraps.
+    sess.run(v, ...)``): a path the env's limit ended is terminal; a ``max_ep_len`` cut
+    still bootstraps.
     """
 
     def terminal(self, terminated, truncated, ep_len):
@@ -286,9 +287,9 @@ class BootstrapWithReward:
 # Updates
 # ============================================================================================
 class NormalizeRewards:
-    """Seed 003 line 309 (``reward = reward_scale * (reward - np.mean(reward)) /
-    (np.std(reward) + 1e-6)``): each batch's rewards standardised, in the graph (both
-    engines)."""
+    """Seed 003 lines 308-310 (``reward = reward_scale * (reward - np.mean(reward, axis=0)) /
+    (np.std(reward, axis=0) + 1e-6)``, called with ``reward_scale=1.``, line 453): each
+    batch's rewards standardised, in the graph (both engines)."""
 
     @staticmethod
     def transform_batch(batch):
@@ -314,8 +315,9 @@ class SampleWithoutReplacement:
 
 
 class AdamEpsilon:
-    """Seed 003 lines 273-275 (``tf.optimizers.Adam(lr)``: Keras's Adam, epsilon 1e-7, where
-    ``tf.train.AdamOptimizer`` has 1e-8; the update rule is the same)."""
+    """Seed 003 lines 273-275 (``tf.optimizers.Adam(q_lr)``, ``tf.optimizers.Adam(policy_lr)``):
+    Keras's Adam, epsilon 1e-7, where tf.train.AdamOptimizer has 1e-8; the update rule is
+    the same."""
 
     def optimizer(self, learning_rate):
         from spinup_tf.utils.tf1 import tf
@@ -509,9 +511,9 @@ class EvalSamples:
 
 
 class RllabLogging:
-    """Seed 002 lines 457-511 (``evaluate``): rllab's columns (``spinup_tf.reproductions.
-    rllab_logging``), with ``cumulative_es_stats`` lines 103, 309, 495-511
-    (``self.strategy_path_returns`` is appended to and never cleared)."""
+    """Seed 002 lines 443-527 (``def evaluate(self, epoch, memory):``): rllab's columns
+    (``spinup_tf.reproductions.rllab_logging``), with ``cumulative_es_stats`` lines 103,
+    309, 495-511 (``self.strategy_path_returns`` is appended to and never cleared)."""
 
     @property
     def test_discount(self):
@@ -535,9 +537,10 @@ class RllabLogging:
 
 
 class NoisyTestEpisodes:
-    """Seed 003 lines 467-503 (``--test``: ``get_action(state, explore_noise_scale=1.0)``,
-    300 frames of 150-step episodes): the seed never tests a deterministic policy. Its own
-    metric is reported beside ours: after the deterministic test episodes, this many
+    """Seed 003 lines 467, 485-486 (``if args.test:`` ... ``get_action(state,
+    explore_noise_scale=1.0)``, 300 frames of 150-step episodes): the seed never tests a
+    deterministic policy. Its own metric is reported beside ours: after the deterministic
+    test episodes, this many
     episodes of the policy plus N(0, ``act_noise``) noise (clipped to the bounds only
     without ``store_unclipped_actions``), logged as ``NoisyTestEpRet``. They draw from their
     own RNG and leave the test env's as it was, so training and the deterministic tests are

@@ -40,9 +40,10 @@ PRESETS = {
                    "Spinning Up's own loop (spinning_up_start_steps); epochs of 5000 steps, as "
                    'the Spinning Up code it copies ran, each ending one step late at t > 0 and '
                    't % 5000 == 0, logged with TotalEnvInteracts t, the last partial one not '
-                   'logged: rows 1 to 99 (epochs_one_step_late); TensorBoard scalars of every column (LossPi/LossQ for its '
-                   'pi_loss/q_loss) in <run>/tensorboard. The seed names no env; Pendulum-v1 '
-                   "makes it comparable with rl-zoo's DDPG benchmark."),
+                   'logged: rows 1 to 99 (epochs_one_step_late); TensorBoard scalars of every '
+                   'column (LossPi/LossQ for its pi_loss/q_loss) in <run>/tensorboard. The seed '
+                   "names no env; Pendulum-v1 makes it comparable with rl-zoo's DDPG "
+                   'benchmark.'),
         'rllab-mxnet': Preset(
             env='InvertedPendulum-v5',
             kwargs=dict(actor_critic='rllab', noise='ou', act_noise=0.3, batch_size=32,
@@ -109,9 +110,9 @@ PRESETS = {
                    '0), at the first episode end after every 5000 steps (the remainder kept) '
                    'and once after the last step, on the training env itself, reset only by '
                    'the evaluation and after it (eval_at_episode_end); no training burst '
-                   'after the last step (no_final_burst); 500k steps; AntBulletEnv-v0 (pybullet, through '
-                   'pybullet-envs-gymnasium). The seed records no video (save_env_vid = '
-                   'False); --videos N records some of the final policy.'),
+                   'after the last step (no_final_burst); 500k steps; AntBulletEnv-v0 '
+                   '(pybullet, through pybullet-envs-gymnasium). The seed records no video '
+                   '(save_env_vid = False); --videos N records some of the final policy.'),
         'tensorlayer': Preset(
             env='Pendulum-v1',
             kwargs=dict(actor_critic='tensorlayer', ac_kwargs=dict(hidden_sizes=(32, 32)),
@@ -157,7 +158,8 @@ PRESETS = {
                    "KL(new || old) (kl_new_old: Box actions only, so CartPole is unchanged); "
                    "Spinning Up's own conjugate gradient, float32 and all 10 iterations "
                    "(spinning_up_cg), and its advantages divided by their std with no epsilon "
-                   "(adv_epsilon 0). NAME-fixed switches them off. The seed's env object as env_fn is not kept."),
+                   "(adv_epsilon 0). NAME-fixed switches them off. The seed's env object as "
+                   "env_fn is not kept."),
     },
 }
 PRESETS['npg'] = {'blog-cartpole': PRESETS['trpo']['blog-cartpole']._replace(
