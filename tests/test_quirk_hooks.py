@@ -512,3 +512,29 @@ def test_a_plain_run_imports_neither_the_fast_engine_nor_the_reproductions(tmp_p
     modules = json.loads(out.stdout.split('MODULES ')[1].strip().replace("'", '"'))
     assert 'spinup_tf.loops.off_policy' in modules
     assert not [m for m in modules if m.startswith(('spinup_tf.fast', 'spinup_tf.reproductions'))]
+
+
+def test_sigterm_then_resume_repeats_a_run_whose_epochs_end_one_step_late(tmp_path):
+    """seed-000's epochs (an epoch ends after step t > 0 with t % steps_per_epoch == 0, the
+    row saying TotalEnvInteracts t): stopped in the middle and resumed, the run writes the
+    rows of the run without a break, epochs 1 and 2 of 3 (the last 99 steps end none)."""
+    import signal
+    from test_resume_cli import run_cli, _start_held, _signal_held, _assert_same_rows
+    from test_resume_cli import _rows as rows_of
+    args = ['ddpg', '--preset', 'seed-000', '--epochs', '3', '--steps_per_epoch', '100',
+            '--max_ep_len', '30', '--start_steps', '50', '--num_test_episodes', '1',
+            '--hid', '[16]', '--seed', '2', '--tensorboard', 'False']
+    whole = tmp_path / 'whole' / 'x' / 'x_s2'
+    res = run_cli(*args, '--exp_name', 'x', '--data_dir', tmp_path / 'whole')
+    assert res.returncode == 0, res.stderr[-2000:]
+    expected = rows_of(whole)
+    assert [(float(r['Epoch']), float(r['TotalEnvInteracts'])) for r in expected] == \
+        [(1, 100), (2, 200)]
+    run = tmp_path / 'cut' / 'x' / 'x_s2'
+    proc = _start_held([*args, '--exp_name', 'x', '--data_dir', tmp_path / 'cut'], run,
+                       rows=1, steps=40, stderr_path=tmp_path / 'stderr.txt')
+    _signal_held(proc, signal.SIGTERM)
+    assert proc.returncode == 128 + signal.SIGTERM
+    res = run_cli('resume', run)
+    assert res.returncode == 0, res.stderr[-2000:]
+    _assert_same_rows(expected, rows_of(run), 2)

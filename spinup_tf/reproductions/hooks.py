@@ -453,7 +453,7 @@ def undo_reset(loop):
     drew: a seed that tests on its training env right after an episode, before resetting
     it, draws its test episodes from there."""
     episode = loop.episode
-    if not episode.actions:
+    if episode.start is not None and not episode.actions:  # (None: resuming, not replayed)
         if 'seed' in episode.start:
             from gymnasium.utils import seeding
             state = seeding.np_random(episode.start['seed'])[0].bit_generator.state
