@@ -296,6 +296,35 @@ def _drawable(buf):
                                                                        'done', 'obs2'))))
 
 
+def _graph_drawable(buf):
+    """``_drawable`` of a ``GraphReplayBuffer``, read back from its session."""
+    state = buf.state_dict()
+    idxs = np.flatnonzero(state['valid'])
+    return _unused_next_obs(
+        (float(state['obs'][i, 0]), float(state['acts'][i, 0]), float(state['rews'][i]),
+         float(state['done'][i]), float(state['obs'][(i + 1) % buf.max_size, 0]))
+        for i in idxs)
+
+
+def test_hold_back_newest_on_the_graph_buffer(tmp_path):
+    """The fast engine's buffer, fed through the same hooks, holds what the numpy one
+    holds."""
+    from spinup_tf.utils.tf1 import tf, make_session
+    from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
+    quirks = dict(keep_truncated=False, bootstrap_across_paths=True, update_after=10 ** 6,
+                  hold_back_newest=True)
+    graph = tf.Graph()
+    with graph.as_default():
+        buf = GraphReplayBuffer(1, 1, 80)
+        sess = make_session(graph)
+    buf.attach(sess)
+    _run(tmp_path / 'graph', PathsEnv, steps=31, max_ep_len=5, buf=buf, **quirks)
+    numpy_buf = ReplayBuffer(1, 1, 80)
+    _run(tmp_path / 'numpy', PathsEnv, steps=31, max_ep_len=5, buf=numpy_buf, **quirks)
+    assert _graph_drawable(buf) == _drawable(numpy_buf) == \
+        _seed_002_memory(PathsEnv(), 31, 5, 31).drawable()
+
+
 @pytest.mark.parametrize('steps', [1, 2, 3, 10, 29, 30, 31, 60])
 def test_hold_back_newest_holds_what_seed_002s_memory_lets_a_batch_draw(tmp_path, steps):
     """rllab-mxnet's memory settings (the horizon transition dropped, the one before
