@@ -40,7 +40,7 @@ QUIRK_FLAGS = {
     'epochs_one_step_late': Flag(False, OFF, 'an epoch ends after step t > 0 with t % '
                                              'steps_per_epoch == 0 (0-based), logging '
                                              'TotalEnvInteracts t; the last partial epoch '
-                                             "is not logged (seed 000: Spinning Up's 2018 "
+                                             "is not logged (seed 000: Spinning Up's early "
                                              'ddpg.py)'),
     'action_range': Flag(None, OFF, 'the policy acts in [-r, r], not the env bounds (seed 003)'),
     'store_unclipped_actions': Flag(False, OFF, 'noisy actions reach env and buffer unclipped '
