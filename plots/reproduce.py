@@ -157,6 +157,8 @@ def stale(doc, variant, folder):
         return False
     from spinup_tf.reproductions.presets import get_preset
     from spinup_tf.reproductions.networks import resolve_actor_critic
+    from spinup_tf.reproductions.hooks import renamed
+    config = renamed(config)  # a flag recorded under its old name is the same flag
     name = doc.preset + ('-fixed' if variant == 'fixed' else '')
     plain = settings(doc.algo, None, None)  # what a config without the key ran with
     for key, value in get_preset(doc.algo, name).kwargs.items():
@@ -218,12 +220,11 @@ def jobs(docs, seeds, budget, data_dir):
     for doc in docs:
         for seed in seeds:
             for variant in VARIANTS:
-                epochs, spe = variant_budget(doc, variant, budget)
                 folder = run_folder(data_dir, doc, variant, seed)
                 rows = read_rows(osp.join(folder, 'progress.txt'))
                 if stale(doc, variant, folder):
                     todo.append((doc, variant, seed, True))
-                elif steps_done(rows) < epochs * spe:
+                elif steps_done(rows) < last_step(doc, variant, budget):
                     todo.append((doc, variant, seed, False))
     return todo
 
@@ -264,6 +265,19 @@ def run_logged(cmd, log_path):
     return code, 'exit %d: %s (log: %s)' % (code, lines[-1] if lines else '', log_path)
 
 
+def last_step(doc, variant, budget):
+    """``TotalEnvInteracts`` of a finished run's last row: its budget's steps, or, for a
+    preset whose epochs end one step late (seed 000's ``t > 0 and t % steps_per_epoch ==
+    0``), the step ``t`` of its last whole epoch: it writes no row for the steps after."""
+    epochs, spe = variant_budget(doc, variant, budget)
+    if variant != 'default':
+        from spinup_tf.reproductions.presets import get_preset
+        name = doc.preset + ('-fixed' if variant == 'fixed' else '')
+        if get_preset(doc.algo, name).kwargs.get('epochs_one_step_late'):
+            return (epochs - 1) * spe
+    return epochs * spe
+
+
 def curve(rows, column):
     """``(steps, values)`` of the rows where ``column`` is a number."""
     import numpy as np
@@ -290,7 +304,8 @@ def summarize(doc, variant, seeds, budget, data_dir):
             runs[seed] = rows
     if not runs:
         return None
-    finished = {s: rows for s, rows in runs.items() if steps_done(rows) >= epochs * spe}
+    budget_steps = last_step(doc, variant, budget)
+    finished = {s: rows for s, rows in runs.items() if steps_done(rows) >= budget_steps}
     runs = finished or runs
     finals, lasts, means, tests, steps, walls, curves = [], [], [], [], [], [], {}
     for seed, rows in runs.items():
@@ -309,7 +324,7 @@ def summarize(doc, variant, seeds, budget, data_dir):
                 stale=old, per_seed=dict(last=lasts, final=finals, test=tests),
                 last=(np.mean(lasts), np.std(lasts)), mean=(np.mean(means), np.std(means)),
                 test=(np.mean(tests), np.std(tests)) if tests else None,
-                steps=min(steps), budget=epochs * spe, wall=np.mean(walls))
+                steps=min(steps), budget=budget_steps, wall=np.mean(walls))
 
 
 def seed_band(tables, column):

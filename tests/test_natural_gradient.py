@@ -282,3 +282,98 @@ def test_line_search_failure_restores_old_params():
     assert len(env.calls) == 8
     np.testing.assert_array_equal(env.params, p_old)
     assert kl == 0.0 and loss == old_loss
+
+
+# --------------------------------------------------------------------------------------------
+# Spinning Up's own numerics (seed 004, --spinning_up_cg)
+# --------------------------------------------------------------------------------------------
+def _seed_004_cg(Ax, b, cg_iters=10):
+    """Seed 004 lines 473-486 as written (its ``g`` and ``Hx`` pass through ``x_sum``, lines
+    233-236, which casts them to float32)."""
+    EPS = 1e-8
+    x = np.zeros_like(b)
+    r = b.copy()
+    p = r.copy()
+    r_dot_old = np.dot(r, r)
+    for _ in range(cg_iters):
+        z = Ax(p)
+        alpha = r_dot_old / (np.dot(p, z) + EPS)
+        x += alpha * p
+        r -= alpha * z
+        r_dot_new = np.dot(r, r)
+        p = r + (r_dot_new / r_dot_old) * p
+        r_dot_old = r_dot_new
+    return x
+
+
+def _x_sum(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+def test_spinning_up_cg_is_seed_004s_cg_in_float32_with_every_iteration():
+    from spinup_tf.algos.natural_gradient import SPINNING_UP_CG
+    rng = np.random.RandomState(7)
+    n = 40
+    A = _random_spd(rng, n, low=0.05, high=4.0)
+    b = _x_sum(rng.normal(size=n))
+    calls = []
+
+    def Ax(v):
+        calls.append(v.dtype)
+        return _x_sum(A @ v)
+    ref = _seed_004_cg(Ax, b)
+    n_ref = len(calls)
+    x = conjugate_gradient(Ax, b, iters=10, **SPINNING_UP_CG)
+    assert x.dtype == np.float32 and set(calls) == {np.dtype(np.float32)}
+    assert len(calls) == 2 * n_ref == 20  # every iteration, as the seed
+    np.testing.assert_array_equal(x, ref)
+    # This project's solver: float64, the same solution to float32 precision
+    ours = conjugate_gradient(lambda v: A @ v, b, iters=10)
+    assert ours.dtype == np.float64
+    np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_spinning_up_cg_has_no_early_exit():
+    """On a system that one iteration solves, this project's CG stops; Spinning Up's runs
+    all cg_iters iterations (a residual of exactly 0 then gives 0/0, NaN, as there)."""
+    from spinup_tf.algos.natural_gradient import SPINNING_UP_CG
+    calls = []
+
+    def Ax(v):
+        calls.append(1)
+        return 2.0 * v
+    conjugate_gradient(Ax, np.ones(5), iters=10)
+    assert len(calls) == 1
+    del calls[:]
+    b = np.array([1.0, 2.0, 3.0], np.float32)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        ref = _seed_004_cg(lambda v: _x_sum(2.0 * v), b)
+    x = conjugate_gradient(Ax, b, iters=10, **SPINNING_UP_CG)
+    assert len(calls) == 10
+    np.testing.assert_array_equal(np.isnan(x), np.isnan(ref))
+
+
+def test_natural_gradient_step_in_spinning_up_numerics_is_seed_004s():
+    """Seed 004 lines 463-464, 491-497: the damping added to Hx in float32, cg, then
+    ``alpha = np.sqrt(2 * delta / (np.dot(x, Hx(x)) + EPS))``; solver_numerics switches the
+    step to it and back."""
+    from spinup_tf.algos import natural_gradient as ng
+    rng = np.random.RandomState(8)
+    n, delta, damping = 30, 0.01, 0.1
+    H = _random_spd(rng, n, low=0.0, high=3.0).astype(np.float32)
+    g = _x_sum(rng.normal(size=n))
+
+    def hvp(v):  # the graph's float32 hvp without damping
+        return _x_sum(H @ v)
+
+    def seed_Hx(v):  # hvp += damping_coeff * v_ph, in the graph: float32
+        return _x_sum(hvp(v) + np.float32(damping) * _x_sum(v))
+    x_ref = _seed_004_cg(seed_Hx, g)
+    alpha_ref = np.sqrt(2 * delta / (np.dot(x_ref, seed_Hx(x_ref)) + 1e-8))
+    with ng.solver_numerics(**ng.SPINNING_UP_CG):
+        x, alpha, full_step = ng.natural_gradient_step(g, hvp, delta, 10, damping)
+    assert x.dtype == np.float32 and full_step.dtype == np.float32
+    np.testing.assert_allclose(x, x_ref, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(alpha, alpha_ref, rtol=1e-6)
+    x64, _, _ = ng.natural_gradient_step(g, hvp, delta, 10, damping)  # the block ended
+    assert x64.dtype == np.float64 and ng._numerics == ng.OUR_CG

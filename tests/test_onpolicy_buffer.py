@@ -175,3 +175,32 @@ def test_get_requires_full_buffer_and_resets():
     assert len(buf.get()) == 5
     buf.store([0.0], [0.0], 1.0, 0.0, 0.0)  # reset: storing works again
     assert buf.ptr == 1
+
+
+def _seed_004_statistics_scalar(x):
+    """Seed 004 lines 238-243."""
+    x = np.array(x, dtype=np.float32)
+    x_sum, x_n = [np.sum(x), len(x)]
+    mean = x_sum / x_n
+    x_sum_sq = np.sum((x - mean) ** 2)
+    std = np.sqrt(x_sum_sq / x_n)
+    return mean, std
+
+
+def test_advantages_without_epsilon_are_seed_004s():
+    """Seed 004 lines 357-358 (Spinning Up's TF1 buffers): ``(adv - mean) / std``;
+    ``adv_epsilon=0`` gives exactly that, the default adds EPS to the std, which shows only
+    where the std is tiny."""
+    rng = np.random.RandomState(5)
+    buf = GAEBuffer(3, 2, 10, {}, adv_epsilon=0.0)
+    _fill(buf, rng, lengths=[6, 4], last_vals=[0.0, 0.3])
+    raw = buf.adv_buf.copy()
+    mean, std = _seed_004_statistics_scalar(raw)
+    np.testing.assert_array_equal(buf.get()[2], (raw - mean) / std)
+    for eps, expected in ((0.0, [-1.0, 1.0]), (1e-8, [-0.5, 0.5])):
+        tiny = GAEBuffer(1, 1, 2, {}, adv_epsilon=eps)
+        for a in (0.0, 2e-8):  # advantages 0 and 2e-8: std 1e-8
+            tiny.store([0.0], [0.0], 0.0, 0.0, 0.0)
+        tiny.finish_path(0.0)
+        tiny.adv_buf[:] = [0.0, 2e-8]
+        np.testing.assert_allclose(tiny.get()[2], expected, rtol=1e-5)

@@ -119,3 +119,31 @@ def test_box_actions_reach_the_env_as_sampled_unless_clip_actions(monkeypatch, t
         np.testing.assert_allclose(received, np.clip(stored, -0.1, 0.1), rtol=1e-6)
     else:
         np.testing.assert_allclose(received, stored, rtol=1e-6)
+
+
+@pytest.mark.parametrize('fused', [False, True])
+def test_spinning_up_cg_and_adv_epsilon_reach_trpos_update(monkeypatch, tmp_path, fused):
+    """--spinning_up_cg runs TRPO's CG in float32 with no early exit, --adv_epsilon 0 the
+    buffer's normalisation without EPS, on both engines; off, this project's."""
+    from spinup_tf.algos import natural_gradient as ng
+    seen = []
+    cg, get = ng.conjugate_gradient, GAEBuffer.get
+
+    def spy_cg(Ax, b, iters=10, residual_tol=1e-10, dtype=np.float64):
+        seen.append(('cg', residual_tol, np.dtype(dtype)))
+        return cg(Ax, b, iters, residual_tol, dtype)
+
+    def spy_get(self, *args, **kwargs):
+        seen.append(('adv', self.adv_epsilon))
+        return get(self, *args, **kwargs)
+    monkeypatch.setattr(ng, 'conjugate_gradient', spy_cg)
+    monkeypatch.setattr(GAEBuffer, 'get', spy_get)
+    for quirks in (dict(spinning_up_cg=True, adv_epsilon=0.0), {}):
+        del seen[:]
+        trpo(CountEnv, ac_kwargs=dict(hidden_sizes=(4,)), steps_per_epoch=12, epochs=2,
+             train_v_iters=1, fused=fused, hooks=make_hooks(**quirks),
+             logger_kwargs=dict(output_dir=str(tmp_path / str(len(quirks))), quiet=True))
+        if quirks:
+            assert seen == [('adv', 0.0), ('cg', None, np.dtype(np.float32))] * 2
+        else:
+            assert seen == [('adv', 1e-8), ('cg', 1e-10, np.dtype(np.float64))] * 2

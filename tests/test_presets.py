@@ -246,3 +246,40 @@ def test_fixed_preset_run_names_its_folder_and_records_preset_and_quirks(tmp_pat
     assert e.kwargs['logger_kwargs']['preset'] == 'blog-cartpole-fixed'
     assert (e.kwargs['reward_lag'], e.kwargs['bootstrap_with_reward'],
             e.kwargs['timeout_is_terminal']) == (False, False, False)
+
+
+def _pendulum_v0_step(th, thdot, u, g=10.0, m=1.0, l=1.0, dt=0.05):
+    """Old gym's Pendulum-v0 ``step`` (the env seed 003 names, line 78): the angle moves
+    with the new speed *before* the speed is clipped to +-8."""
+    u = np.clip(u, -2.0, 2.0)[0]
+    cost = (((th + np.pi) % (2 * np.pi)) - np.pi) ** 2 + 0.1 * thdot ** 2 + 0.001 * u ** 2
+    newthdot = thdot + (-3 * g / (2 * l) * np.sin(th + np.pi) + 3.0 / (m * l ** 2) * u) * dt
+    newth = th + newthdot * dt
+    return newth, np.clip(newthdot, -8, 8), -cost
+
+
+def test_pendulum_v1_is_v0_but_where_the_speed_clip_binds():
+    """What seed-003.md says of Pendulum-v0 (seed 003) against gymnasium's Pendulum-v1:
+    the same reward, observation bounds, reset distribution and 200-step limit; the same
+    dynamics except at the steps where the speed reaches the +-8 clip (v1 clips it before
+    moving the angle)."""
+    import gymnasium as gym
+    env = gym.make('Pendulum-v1')
+    assert env.spec.max_episode_steps == 200
+    np.testing.assert_array_equal(env.observation_space.high, [1.0, 1.0, 8.0])
+    core = env.unwrapped
+    rng = np.random.RandomState(0)
+    clipped = 0
+    for _ in range(2000):
+        th, thdot = rng.uniform(-np.pi, np.pi), rng.uniform(-8, 8)
+        u = rng.uniform(-3, 3, 1)
+        core.state = np.array([th, thdot])
+        _, reward, _, _, _ = core.step(u)
+        th0, thdot0, reward0 = _pendulum_v0_step(th, thdot, u)
+        assert np.isclose(reward, reward0) and np.isclose(core.state[1], thdot0)
+        binds = abs(thdot + (15 * np.sin(th) + 3 * np.clip(u[0], -2, 2)) * 0.05) > 8
+        assert np.isclose(core.state[0], th0) != binds
+        clipped += binds
+    assert 0 < clipped < 2000
+    starts = np.array([env.reset(seed=s)[0] for s in range(200)])
+    assert np.all(np.abs(starts[:, 2]) <= 1.0) and starts[:, 0].min() < -0.9  # v0's reset

@@ -5,10 +5,38 @@ Graph pieces (``flat_concat``, ``flat_grad``, ``hessian_vector_product``,
 ``assign_params_from_flat``) build static ``tf.compat.v1`` ops; the solvers
 (``conjugate_gradient``, ``natural_gradient_step``, ``backtracking_line_search``) are plain
 numpy and take python callables, so they are tested without a graph.
+
+The solver's numerics: this project solves in float64 and stops once the residual is tiny.
+Spinning Up's TF1 ``trpo.py`` (and seed 004, which copies it) solves in float32 (its
+vectors pass through ``mpi_avg``, which casts to float32) and always runs all ``cg_iters``
+iterations. :func:`solver_numerics` switches the step's numerics for the duration of a
+``with`` block (a run's hooks do, for ``--spinning_up_cg``).
 """
+from contextlib import contextmanager
+
 import numpy as np
 
 from spinup_tf.utils.tf1 import tf, EPS
+
+OUR_CG = dict(dtype=np.float64, residual_tol=1e-10)
+"""This project's conjugate gradient: float64, an early exit once r.r <= 1e-10."""
+
+SPINNING_UP_CG = dict(dtype=np.float32, residual_tol=None)
+"""Spinning Up's TF1 ``cg``: float32 vectors, ``cg_iters`` iterations always."""
+
+_numerics = dict(OUR_CG)
+
+
+@contextmanager
+def solver_numerics(dtype=np.float64, residual_tol=1e-10):
+    """Within the block, :func:`natural_gradient_step` solves in ``dtype`` with the early exit
+    ``residual_tol`` (None: none), e.g. ``with solver_numerics(**SPINNING_UP_CG):``."""
+    saved = dict(_numerics)
+    _numerics.update(dtype=dtype, residual_tol=residual_tol)
+    try:
+        yield
+    finally:
+        _numerics.update(saved)
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,37 +105,42 @@ def assign_params_from_flat(x, params):
 # --------------------------------------------------------------------------------------------
 # Solvers (numpy)
 # --------------------------------------------------------------------------------------------
-def conjugate_gradient(Ax, b, iters=10, residual_tol=1e-10):
+def conjugate_gradient(Ax, b, iters=10, residual_tol=1e-10, dtype=np.float64):
     """Approximately solve :math:`Ax = b` for symmetric positive-definite ``A``.
 
     Spinning Up's conjugate gradient (with ``EPS`` in the step-size denominator), plus an early
     exit once the squared residual :math:`r^\\top r` falls to ``residual_tol`` or below.
+    ``residual_tol=None, dtype=np.float32`` is Spinning Up's own (``SPINNING_UP_CG``): every
+    iteration runs, on float32 vectors (if the residual reaches exactly 0 before the last
+    iteration, its ``r_new / r_old`` is 0/0 and the result NaN, as there).
 
     Args:
         Ax: python callable, ``(n,)`` array -> ``A @ x`` as an ``(n,)`` array.
         b: ``(n,)`` right-hand side.
         iters (int): maximum number of CG iterations.
-        residual_tol (float): stop when :math:`r^\\top r \\le` this.
+        residual_tol (float): stop when :math:`r^\\top r \\le` this; None: never.
+        dtype: the vectors' dtype (``Ax``'s results are cast to it).
 
     Returns:
         ``(n,)`` array ``x``.
     """
-    b = np.asarray(b, dtype=np.float64)
+    b = np.asarray(b, dtype=dtype)
     x = np.zeros_like(b)
     r = b.copy()  # residual b - Ax, with x = 0
     p = r.copy()
     r_dot_old = np.dot(r, r)
-    if r_dot_old <= residual_tol:
+    if residual_tol is not None and r_dot_old <= residual_tol:
         return x
     for _ in range(iters):
-        z = np.asarray(Ax(p), dtype=np.float64)
+        z = np.asarray(Ax(p), dtype=dtype)
         alpha = r_dot_old / (np.dot(p, z) + EPS)
         x += alpha * p
         r -= alpha * z
         r_dot_new = np.dot(r, r)
-        if r_dot_new <= residual_tol:
+        if residual_tol is not None and r_dot_new <= residual_tol:
             break
-        p = r + (r_dot_new / r_dot_old) * p
+        with np.errstate(invalid='ignore', divide='ignore'):  # Spinning Up's 0/0: NaN
+            p = r + (r_dot_new / r_dot_old) * p
         r_dot_old = r_dot_new
     return x
 
@@ -125,7 +158,9 @@ def natural_gradient_step(g, Hx_fn, delta, cg_iters=10, damping=0.1):
 
     The new parameters are ``old_params - full_step`` (``g`` is the gradient of the loss to
     *minimise*); NPG takes this full step, TRPO backtracks along it
-    (:func:`backtracking_line_search`).
+    (:func:`backtracking_line_search`). The arithmetic is in the dtype of
+    :func:`solver_numerics` (float64 unless a ``with solver_numerics(...)`` block says
+    otherwise), with its early exit.
 
     Args:
         g: ``(n_params,)`` gradient of the policy loss.
@@ -137,11 +172,14 @@ def natural_gradient_step(g, Hx_fn, delta, cg_iters=10, damping=0.1):
     Returns:
         ``(x, alpha, full_step)``.
     """
-    def Hx(v):
-        return np.asarray(Hx_fn(v), dtype=np.float64) + damping * v
+    dtype = _numerics['dtype']
 
-    x = conjugate_gradient(Hx, g, iters=cg_iters)
-    alpha = np.sqrt(2 * delta / (np.dot(x, Hx(x)) + EPS))
+    def Hx(v):
+        return np.asarray(Hx_fn(v), dtype=dtype) + dtype(damping) * v
+
+    x = conjugate_gradient(Hx, g, iters=cg_iters, residual_tol=_numerics['residual_tol'],
+                           dtype=dtype)
+    alpha = np.sqrt(dtype(2 * delta) / (np.dot(x, Hx(x)) + dtype(EPS)))
     return x, alpha, alpha * x
 
 

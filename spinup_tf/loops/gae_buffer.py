@@ -46,7 +46,7 @@ class GAEBuffer:
     """
 
     def __init__(self, obs_dim, act_dim, size, info_shapes, gamma=0.99, lam=0.95,
-                 obs_dtype=np.float32):
+                 obs_dtype=np.float32, adv_epsilon=EPS):
         self.obs_buf = np.zeros(combined_shape(size, obs_dim), dtype=obs_dtype)
         self.act_buf = np.zeros(combined_shape(size, act_dim), dtype=np.float32)
         self.adv_buf = np.zeros(size, dtype=np.float32)
@@ -58,6 +58,7 @@ class GAEBuffer:
                           for k, v in info_shapes.items()}
         self.sorted_info_keys = sorted(self.info_bufs)
         self.gamma, self.lam = gamma, lam
+        self.adv_epsilon = adv_epsilon  # added to the advantages' std (Spinning Up's TF1: 0)
         self.ptr, self.path_start_idx, self.max_size = 0, 0, size
 
     def store(self, obs, act, rew, val, logp, info=()):
@@ -113,7 +114,11 @@ class GAEBuffer:
         """Return the epoch's data and reset the buffer.
 
         The buffer must be full (``size`` steps stored, last path finished). Advantages are
-        normalised to mean 0, std 1 unless ``normalize_adv`` is False.
+        normalised to mean 0, std 1 unless ``normalize_adv`` is False:
+        ``(adv - mean) / (std + adv_epsilon)``, in float32. Spinning Up's TF1 buffers (and
+        seed 004) divide by the std alone (``adv_epsilon=0``); the ``EPS`` here only matters
+        when the std is tiny (float32 rounds ``std + 1e-8`` back to ``std`` once it is above
+        about 0.2).
 
         Returns:
             ``[obs, act, adv, ret, logp] + [info[k] for k in sorted(info_shapes)]``.
@@ -127,7 +132,7 @@ class GAEBuffer:
         self.ptr, self.path_start_idx = 0, 0
         adv = self.adv_buf.copy()
         if normalize_adv:
-            adv = ((adv - adv.mean()) / (adv.std() + EPS)).astype(np.float32)
+            adv = ((adv - adv.mean()) / (adv.std() + self.adv_epsilon)).astype(np.float32)
         return [self.obs_buf.copy(), self.act_buf.copy(), adv, self.ret_buf.copy(),
                 self.logp_buf.copy()] + [self.info_bufs[k].copy() for k in self.sorted_info_keys]
 

@@ -1,17 +1,22 @@
 """The named moments of the loops where a run may behave differently from Spinning Up.
 
 Both loops (``spinup_tf.loops.off_policy``, ``spinup_tf.loops.on_policy``) call these hook
-points at fixed places; :class:`Hooks` gives each one Spinning Up's behaviour, so a loop run
-with the default hooks reads, and computes, exactly as Spinning Up's. A source document that
-did something else (``spinup_tf.reproductions``) overrides a few of them; nothing in a loop
-names a document or reads a quirk flag.
+points at fixed places; :class:`Hooks` gives each one this project's behaviour, which is
+Spinning Up's except where the table says otherwise (and ``docs/user-guide/training.md``
+lists why). A source document that did something else (``spinup_tf.reproductions``)
+overrides a few of them, as do the flags that restore Spinning Up's own behaviour
+(``--spinning_up_start_steps``, ``--spinning_up_cg``, ``--adv_epsilon 0``); nothing in a
+loop names a document or reads a quirk flag.
 
 =====================  ===========================================  ======================
-hook                   when the loop calls it                       Spinning Up's default
+hook                   when the loop calls it                       the default
 =====================  ===========================================  ======================
 ``check_env``          once, on the first env, before any write      nothing to refuse
 ``policy_space``       once, before the graph is built              the env's action space
 ``random_action_now``  each off-policy step: random or policy?      ``t < start_steps``
+                                                                    (Spinning Up: ``not t
+                                                                    > start_steps``, one
+                                                                    step more)
 ``explore``            once: the noisy training policy              clipped ``mu + noise``
 ``terminal``           each step: is this a terminal state?         ``terminated``
 ``store``              each off-policy step: into the buffer        store ``d = terminal``
@@ -23,6 +28,12 @@ hook                   when the loop calls it                       Spinning Up'
 ``transform_batch``    once, in the graph: every update's batch     unchanged
 ``optimizer``          once per optimizer the algorithm builds      ``AdamOptimizer(lr)``
 ``actor_critic``       once: wraps the on-policy actor-critic       unchanged
+``epoch_update``       once: wraps the on-policy update of an epoch  unchanged (TRPO's CG:
+                                                                    float64 with an early
+                                                                    exit; Spinning Up's:
+                                                                    float32, no exit)
+``advantage_epsilon``  once: the on-policy buffer's normalisation   ``EPS`` added to the
+                                                                    std (Spinning Up: 0)
 ``before_training``    once, before the first step                  nothing
 ``epoch_due``          each step: does an epoch end here?           every steps_per_epoch
 ``final_epoch_due``    after the last step: one more row?           no
@@ -30,6 +41,7 @@ hook                   when the loop calls it                       Spinning Up'
 ``test_on``            each epoch end: the env that tests           the test env
 ``after_tests``        each epoch end, after the test episodes      nothing
 ``write_row``          each epoch end: write its progress row?      yes
+``steps_logged``       each row: its ``TotalEnvInteracts``           the steps taken
 ``log_extra``          each row, after the algorithm's columns      nothing
 =====================  ===========================================  ======================
 
@@ -76,7 +88,10 @@ class Hooks:
         return action_space
 
     def random_action_now(self, t, start_steps):
-        """Whether off-policy step ``t`` (0-based) acts uniformly at random."""
+        """Whether off-policy step ``t`` (0-based) acts uniformly at random: for the first
+        ``start_steps`` steps. (Spinning Up's TF1 and PyTorch loops test ``if t >
+        start_steps:`` before using the policy, so they take ``start_steps + 1`` random
+        actions; ``--spinning_up_start_steps True`` does the same.)"""
         return t < start_steps
 
     def explore(self, act, noise, act_low, act_high):
@@ -143,6 +158,14 @@ class Hooks:
         """The on-policy actor-critic the graph is built with."""
         return actor_critic
 
+    def epoch_update(self, update):
+        """The on-policy algorithm's ``update(sess_run, train)`` of an epoch, as run."""
+        return update
+
+    advantage_epsilon = 1e-8  # spinup_tf.utils.tf1.EPS (not imported: no TensorFlow here)
+    """Added to the advantages' std when the on-policy buffer normalises them (Spinning Up's
+    TF1 buffers add nothing)."""
+
     # ---- epochs -------------------------------------------------------------------------
     def before_training(self, loop):
         """Called once before a fresh run's first step."""
@@ -174,6 +197,10 @@ class Hooks:
     def write_row(self, epoch):
         """Whether the epoch writes its progress row."""
         return True
+
+    def steps_logged(self, total_steps):
+        """The ``TotalEnvInteracts`` of a row written after ``total_steps`` env steps."""
+        return total_steps
 
     def log_extra(self, logger, loop):
         """Log extra columns after the algorithm's, before ``Time``."""

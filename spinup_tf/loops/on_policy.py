@@ -167,7 +167,8 @@ class Run:
         info_keys = sorted(batch.get('info', {}))
         info_shapes = {k: batch['info'][k].shape.as_list()[1:] for k in info_keys}
         with self.graph.as_default():
-            updater = Updater(update, train_ops, lists, batch, fused=self.options.fused)
+            updater = Updater(self.hooks.epoch_update(update), train_ops, lists, batch,
+                              fused=self.options.fused)
             fast_acting = None
             if self.options.fused:
                 from spinup_tf.fast.on_policy import FastActing
@@ -177,7 +178,8 @@ class Run:
             # Experience buffer
             buf = GAEBuffer(self.obs_dim, act_shape, p.steps_per_epoch, info_shapes, p.gamma,
                             p.lam, obs_dtype=self.env.observation_space.dtype
-                            if isinstance(self.obs_dim, tuple) else np.float32)
+                            if isinstance(self.obs_dim, tuple) else np.float32,
+                            adv_epsilon=self.hooks.advantage_epsilon)
             saved = {'pi': pi, 'v': v}
             if self.test_env is not None:  # test episodes (and test_policy) act with mu
                 saved['mu'] = deterministic_action(info, self.env.action_space)

@@ -135,7 +135,7 @@ class EpochLoop:
         if testing:
             logger.log_tabular('TestEpLen', average_only=True)
         self.log_columns()
-        logger.log_tabular('TotalEnvInteracts', total_steps)
+        logger.log_tabular('TotalEnvInteracts', self.hooks.steps_logged(total_steps))
         self.agent.log_diagnostics(logger)
         self.hooks.log_extra(logger, self)
         logger.log_tabular('Time', self.elapsed())

@@ -1,6 +1,9 @@
 """Every quirk of the source documents, written once, as the hook behaviour it replaces.
 
-The loops call the hook points of ``spinup_tf.loops.hooks.Hooks`` (Spinning Up's behaviour).
+The loops call the hook points of ``spinup_tf.loops.hooks.Hooks`` (this project's behaviour,
+Spinning Up's but for the few differences it lists). Three flags here restore Spinning Up's
+own behaviour where this project's default differs (``spinning_up_start_steps``,
+``spinning_up_cg``, ``adv_epsilon 0``): the seeds that copy Spinning Up's code set them too.
 Each quirk here is a small mixin that overrides the points it changes, next to the seed's own
 lines; :func:`make_hooks` stacks the mixins of the quirks switched on over ``Hooks``. A quirk
 is switched on by its flag (``QUIRK_FLAGS``): a keyword of ``run.py`` (``--update_count_from
@@ -30,8 +33,15 @@ QUIRK_FLAGS = {
     # off-policy
     'timeout_is_terminal': Flag(False, BOTH, "old gym's done: the env's own time limit is a "
                                              'terminal state (seeds 000, 001 v1, 004)'),
-    'start_steps_inclusive': Flag(False, OFF, 'random actions for t <= start_steps, one step '
-                                              'more (seeds 000, 001 v1, 003)'),
+    'spinning_up_start_steps': Flag(False, OFF, "Spinning Up's own test, `if t > start_steps:` "
+                                                'the policy acts: start_steps + 1 random actions '
+                                                '(Spinning Up TF1/PyTorch; seeds 000, 001 v1, '
+                                                '003)'),
+    'epochs_one_step_late': Flag(False, OFF, 'an epoch ends after step t > 0 with t % '
+                                             'steps_per_epoch == 0 (0-based), logging '
+                                             'TotalEnvInteracts t; the last partial epoch '
+                                             "is not logged (seed 000: Spinning Up's early "
+                                             'ddpg.py)'),
     'action_range': Flag(None, OFF, 'the policy acts in [-r, r], not the env bounds (seed 003)'),
     'store_unclipped_actions': Flag(False, OFF, 'noisy actions reach env and buffer unclipped '
                                                 '(seed 003)'),
@@ -41,6 +51,8 @@ QUIRK_FLAGS = {
     'sample_without_replacement': Flag(False, OFF, 'batches of distinct transitions '
                                                    '(seed 003)'),
     'adam_epsilon': Flag(1e-8, BOTH, "Adam's epsilon (1e-7: Keras, seed 003)"),
+    'torch_adam': Flag(False, BOTH, "torch.optim.Adam's update: epsilon added to sqrt(v) "
+                                    'after the bias correction (seed 001 v2)'),
     'noisy_test_episodes': Flag(0, OFF, "episodes of the seed's noisy test mode per epoch, "
                                         'logged as NoisyTestEpRet (seed 003)'),
     'keep_truncated': Flag(True, OFF, 'store the transition that hits the time limit '
@@ -50,8 +62,10 @@ QUIRK_FLAGS = {
                                                'obs (seed 002)'),
     'updates_wait_for_memory': Flag(False, OFF, 'update_after counts stored samples, and no '
                                                 'row is written before (seed 002)'),
-    'eval_samples': Flag(None, OFF, 'test only after the last epoch, this many episodes '
-                                    '(seed 002)'),
+    'hold_back_newest': Flag(False, OFF, 'a sample enters the replay buffer when the next one '
+                                         'is stored: the newest is never sampled (seed 002)'),
+    'eval_samples': Flag(None, OFF, 'test only after the last epoch, this many episodes, '
+                                    'on the training env (seed 002)'),
     'rllab_logging': Flag(False, OFF, "rllab's extra columns (seed 002)"),
     'cumulative_es_stats': Flag(False, OFF, "rllab's Es* columns over the whole run "
                                             '(seed 002)'),
@@ -60,17 +74,50 @@ QUIRK_FLAGS = {
     'eval_at_episode_end': Flag(False, OFF, 'evaluate at the first episode end after each '
                                             'steps_per_epoch steps, on the training env, '
                                             'and once after the loop (seed 001 v2)'),
+    'no_final_burst': Flag(False, OFF, 'no training burst after the last step, even when it '
+                                       'ends an episode (seed 001 v2)'),
     # on-policy
     'reward_lag': Flag(False, ON, "store the previous step's reward (seed 004)"),
     'bootstrap_with_reward': Flag(False, ON, 'a terminal path is closed with its last reward '
                                              '(seed 004)'),
     'kl_new_old': Flag(False, ON, "TRPO's Gaussian KL as KL(new || old) (seed 004)"),
+    'spinning_up_cg': Flag(False, ON, "Spinning Up's own conjugate gradient: float32, every "
+                                      'cg_iters iteration, no early exit (Spinning Up TF1; '
+                                      'seed 004)'),
+    'adv_epsilon': Flag(1e-8, ON, "added to the advantages' std when they are normalised "
+                                  "(0: Spinning Up TF1's buffers; seed 004)"),
 }
+
+RENAMED_FLAGS = {
+    'start_steps_inclusive': 'spinning_up_start_steps',  # until 2026-12-06
+}
+"""Old flag names -> today's: a ``config.json`` (or a command) with the old name still
+works."""
 
 
 def quirk_flags(loop):
-    """``{flag: Flag}`` of the quirks that apply to ``loop`` (``'off_policy'``...)."""
-    return {k: f for k, f in QUIRK_FLAGS.items() if loop in f.loops}
+    """``{flag: Flag}`` of the quirks that apply to ``loop`` (``'off_policy'``...), old
+    names (``RENAMED_FLAGS``) last."""
+    flags = {k: f for k, f in QUIRK_FLAGS.items() if loop in f.loops}
+    for old, new in RENAMED_FLAGS.items():
+        if new in flags:
+            flags[old] = flags[new]._replace(help='old name of --%s' % new)
+    return flags
+
+
+def renamed(flags):
+    """``flags`` (a dict: quirk flags, or a whole ``config.json``) with old flag names
+    (``RENAMED_FLAGS``) under today's; ``UserInputError`` when both name different
+    values."""
+    out = dict(flags)
+    for old, new in RENAMED_FLAGS.items():
+        if old in out:
+            value = out.pop(old)
+            if new in out and out[new] != value:
+                raise UserInputError('--%s (%r) and its old name --%s (%r) differ'
+                                     % (new, out[new], old, value))
+            out[new] = value
+    return out
 
 
 # ============================================================================================
@@ -96,10 +143,13 @@ class ActionRange:
         return space
 
 
-class StartStepsInclusive:
-    """Seeds 000 line 168 and 001 line 352 (``if t > start_steps:`` the policy acts), seed 003
-    line 431 (``if frame_idx > explore_steps:``): random actions for ``t <= start_steps``,
-    ``start_steps + 1`` of them."""
+class SpinningUpStartSteps:
+    """Spinning Up's own test, not a seed's slip: its TF1 and PyTorch loops (``ddpg.py``,
+    ``td3.py``, ``sac.py``) act with the policy ``if t > start_steps:``, so they take random
+    actions for ``t <= start_steps``, ``start_steps + 1`` of them, as do the seeds that copy
+    them (000 line 168, 001 line 352) and seed 003 line 431 (``if frame_idx >
+    explore_steps:``). This project's default takes ``start_steps``
+    (``docs/user-guide/training.md``)."""
 
     def random_action_now(self, t, start_steps):
         return t <= start_steps
@@ -130,6 +180,55 @@ class UnclippedOrUnitNoise:
 # ============================================================================================
 # Each step
 # ============================================================================================
+class HoldBackNewest:
+    """Seed 002's memory, the MXNet example's ``ReplayMem`` (``memory.add_sample(obs, act,
+    rwd, end)``, lines 331, 335; ``get_batch`` draws ``idx`` in ``[0, size)`` but never
+    ``idx == self.top``, the newest sample, and takes ``obss[idx + 1]`` as its next
+    observation): a sample is sampled only once the next one is stored, whose observation is
+    its next one. So each sample is held back here and put into the replay buffer when the
+    next arrives, with that sample's observation as its next (the same within a path; after
+    a dropped horizon transition, with ``bootstrap_across_paths``, the next path's first).
+    The held sample is in ``state`` (checkpointed)."""
+
+    def store(self, replay_buffer, o, a, r, o2, terminal, episode_end):
+        super().store(_HeldBackMemory(replay_buffer, self.state), o, a, r, o2, terminal,
+                      episode_end)
+
+
+class _HeldBackMemory:
+    """What the hooks' ``store`` sees of the replay buffer under ``HoldBackNewest``: its
+    ``store`` and ``end_episode``, one sample late."""
+
+    def __init__(self, buffer, state):
+        self.buffer, self.state = buffer, state
+
+    def _flush(self, next_obs=None):
+        held = self.state.pop('held', None)
+        if held is None:
+            return
+        o2 = held['o2'] if next_obs is None or held['episode_end'] else next_obs
+        self.buffer.store(np.asarray(held['o'], np.float32), np.asarray(held['a'], np.float32),
+                          held['r'], np.asarray(o2, np.float32), held['d'],
+                          episode_end=held['episode_end'])
+
+    def store(self, obs, act, rew, next_obs, done, episode_end=False):
+        self._flush(next_obs=obs)
+        self.state['held'] = dict(o=np.asarray(obs, np.float32).tolist(),
+                                  a=np.asarray(act, np.float32).tolist(), r=float(rew),
+                                  o2=np.asarray(next_obs, np.float32).tolist(),
+                                  d=float(done), episode_end=bool(episode_end))
+
+    def end_episode(self, keep_stub=True):
+        """A horizon transition dropped: with ``keep_stub`` the held sample ends its path
+        (stored now, its own next observation in the stub); without, it waits for the next
+        path's first observation."""
+        if keep_stub:
+            held = self.state.get('held')
+            if held is not None:
+                held['episode_end'] = True
+            self._flush()
+
+
 class TimeoutIsTerminal:
     """Old gym's ``done`` is also true when the env's own ``TimeLimit`` ends the episode.
 
@@ -138,7 +237,8 @@ class TimeoutIsTerminal:
     step (Pendulum-v1 stops at 200 and MountainCarContinuous-v0 at 999, before
     ``max_ep_len`` 1000, so their time limit is stored as terminal). On-policy, seed 004
     lines 541, 546 (``terminal = d or (ep_len == max_ep_len)``, ``last_val = r if d else
-    V``): a path the env's limit ended is terminal; a ``max_ep_len`` cut still bootstraps.
+    sess.run(v, ...)``): a path the env's limit ended is terminal; a ``max_ep_len`` cut
+    still bootstraps.
     """
 
     def terminal(self, terminated, truncated, ep_len):
@@ -187,9 +287,9 @@ class BootstrapWithReward:
 # Updates
 # ============================================================================================
 class NormalizeRewards:
-    """Seed 003 line 309 (``reward = reward_scale * (reward - np.mean(reward)) /
-    (np.std(reward) + 1e-6)``): each batch's rewards standardised, in the graph (both
-    engines)."""
+    """Seed 003 lines 308-310 (``reward = reward_scale * (reward - np.mean(reward, axis=0)) /
+    (np.std(reward, axis=0) + 1e-6)``, called with ``reward_scale=1.``, line 453): each
+    batch's rewards standardised, in the graph (both engines)."""
 
     @staticmethod
     def transform_batch(batch):
@@ -215,13 +315,68 @@ class SampleWithoutReplacement:
 
 
 class AdamEpsilon:
-    """Seed 003 lines 273-275 (``tf.optimizers.Adam(lr)``: Keras's Adam, epsilon 1e-7, where
-    ``tf.train.AdamOptimizer`` has 1e-8; the update rule is the same)."""
+    """Seed 003 lines 273-275 (``tf.optimizers.Adam(q_lr)``, ``tf.optimizers.Adam(policy_lr)``):
+    Keras's Adam, epsilon 1e-7, where tf.train.AdamOptimizer has 1e-8; the update rule is
+    the same."""
 
     def optimizer(self, learning_rate):
         from spinup_tf.utils.tf1 import tf
         return tf.train.AdamOptimizer(learning_rate=learning_rate,
                                       epsilon=float(self.flags['adam_epsilon']))
+
+
+class TorchAdam:
+    """Seed 001 v2 lines 1386, 1390 (``torch.optim.Adam(self.actor.parameters())``, and the
+    critic's): torch's Adam adds epsilon to ``sqrt(v)`` after the bias correction,
+    ``tf.train.AdamOptimizer`` before it (``spinup_tf.reproductions.torch_adam``). Its
+    defaults, lr 1e-3 and eps 1e-8, are the preset's and TF's."""
+
+    def optimizer(self, learning_rate):
+        from spinup_tf.reproductions.torch_adam import TorchAdamOptimizer
+        return TorchAdamOptimizer(learning_rate=learning_rate,
+                                  epsilon=float(self.flags.get('adam_epsilon', 1e-8)))
+
+
+class NoFinalBurst:
+    """Seed 001 v2 lines 1560-1569: an episode's training burst runs at the top of the next
+    iteration of ``while total_timesteps < max_timesteps:`` (``if done: ... if
+    total_timesteps != 0: policy.train(replay_buffer, episode_timesteps, ...)``), so no burst
+    follows the run's last step, even when that step ends an episode; the loop here trains
+    at the episode's end, right after the step."""
+
+    def ready_to_update(self, t, replay_buffer):
+        if self.options.update_at_episode_end and \
+                t + 1 == self.p.steps_per_epoch * self.p.epochs:
+            return False
+        return super().ready_to_update(t, replay_buffer)
+
+
+class SpinningUpCG:
+    """Spinning Up's TF1 ``trpo.py``, as seed 004 copies it (lines 233-236, 473-497): its
+    ``cg`` runs all ``cg_iters`` iterations (no early exit) on float32 vectors (``x_sum``,
+    Spinning Up's ``mpi_avg``, casts ``g`` and every ``Hx`` to float32), with the damping
+    added to ``Hx`` in float32 (``hvp += damping_coeff * v_ph``, line 464). This project's
+    solver works in float64 and stops once the residual is tiny
+    (``spinup_tf.algos.natural_gradient``)."""
+
+    def epoch_update(self, update):
+        inner = super().epoch_update(update)
+
+        def spinning_up_cg_update(sess_run, train):
+            from spinup_tf.algos import natural_gradient as ng
+            with ng.solver_numerics(**ng.SPINNING_UP_CG):
+                return inner(sess_run, train)
+        return spinning_up_cg_update
+
+
+class AdvEpsilon:
+    """Seed 004 lines 238-243, 357-358 (``adv_mean, adv_std = statistics_scalar(...)``,
+    ``(self.adv_buf - adv_mean) / adv_std``), as Spinning Up's TF1 buffers: the advantages
+    are divided by their std alone, where this project adds ``EPS``."""
+
+    @property
+    def advantage_epsilon(self):
+        return float(self.flags['adv_epsilon'])
 
 
 class UpdatesWaitForMemory:
@@ -266,6 +421,21 @@ class KLNewOld:
 # ============================================================================================
 # Epochs, tests and logging
 # ============================================================================================
+class EpochsOneStepLate:
+    """Seed 000 lines 217-218, 233 (``if t > 0 and t % steps_per_epoch == 0:``, ``epoch = t
+    // steps_per_epoch``, ``logger.log_tabular('TotalEnvInteracts', t)``), as Spinning Up's
+    first ``ddpg.py`` wrote it: ``t`` is the index of the step just taken, so an epoch ends
+    one step after this loop's, the first epoch has ``steps_per_epoch + 1`` steps, its row
+    says ``TotalEnvInteracts`` ``t`` (one less than the steps taken), and the last
+    ``steps_per_epoch - 1`` steps of the run end no epoch: rows 1 to ``epochs - 1``."""
+
+    def epoch_due(self, t, episode_ended):
+        return t > 0 and t % self.p.steps_per_epoch == 0
+
+    def steps_logged(self, total_steps):
+        return total_steps - 1
+
+
 class TestAtStart:
     """Seed 001 line 1535 (``evaluations = [evaluate_policy(policy)]``): the untrained policy
     is evaluated before training, as row Epoch 0."""
@@ -273,6 +443,24 @@ class TestAtStart:
     def before_training(self, loop):
         super().before_training(loop)
         loop.end_epoch(0, 0, last=False)
+
+
+def undo_reset(loop):
+    """The training env, with the reset the loop has just made (if no step followed it)
+    undone: the env's RNG is put back to what it was before it, or, after the run's first
+    reset (with a seed), to what seeding alone gives (old gym's ``env.seed(seed)``). A
+    reset's outcome depends on that RNG alone, so the next reset draws what the undone one
+    drew: a seed that tests on its training env right after an episode, before resetting
+    it, draws its test episodes from there."""
+    episode = loop.episode
+    if episode.start is not None and not episode.actions:  # (None: resuming, not replayed)
+        if 'seed' in episode.start:
+            from gymnasium.utils import seeding
+            state = seeding.np_random(episode.start['seed'])[0].bit_generator.state
+        else:
+            state = episode.start['rng']
+        loop.env.unwrapped.np_random.bit_generator.state = state
+    return loop.env
 
 
 class EvalAtEpisodeEnd:
@@ -295,7 +483,11 @@ class EvalAtEpisodeEnd:
         return True
 
     def test_on(self, loop):
-        return loop.env, None  # the training env, its RNG continued
+        """The training env (``evaluate_policy`` resets ``env``), as the seed left it: the
+        seed resets it for the next episode only after the evaluation (line 1579), where the
+        loop here already has (``undo_reset``); before the first evaluation its RNG is the
+        one ``env.seed(seed)`` gives (line 1521)."""
+        return undo_reset(loop), None
 
     def after_tests(self, loop, epoch):
         super().after_tests(loop, epoch)
@@ -304,18 +496,24 @@ class EvalAtEpisodeEnd:
 
 class EvalSamples:
     """Seed 002 lines 29, 443-455 (``if epoch == self.n_epochs - 1:`` ...
-    ``sample_rewards(..., eval_samples=self.eval_samples, ...)``): test episodes only after
-    the last epoch, ``eval_samples`` of them (one rollout per sample); the other rows have
-    NaN test columns."""
+    ``sample_rewards(env=self.env, ..., eval_samples=self.eval_samples, ...)``): test
+    episodes only after the last epoch, ``eval_samples`` of them (one rollout per sample),
+    on the training env, its RNG continued; the other rows have NaN test columns."""
 
     def test_episodes(self, epoch, last, n):
         return int(self.flags['eval_samples']) if last else 0
 
+    def test_on(self, loop):
+        """``sample_rewards(env=self.env, ...)``: the training env, its RNG continued; a reset
+        of the loop's after the run's last step, which the seed never makes (it resets at
+        the top of its next step, line 303), is undone (``undo_reset``)."""
+        return undo_reset(loop), None
+
 
 class RllabLogging:
-    """Seed 002 lines 457-511 (``evaluate``): rllab's columns (``spinup_tf.reproductions.
-    rllab_logging``), with ``cumulative_es_stats`` lines 103, 309, 495-511
-    (``self.strategy_path_returns`` is appended to and never cleared)."""
+    """Seed 002 lines 443-527 (``def evaluate(self, epoch, memory):``): rllab's columns
+    (``spinup_tf.reproductions.rllab_logging``), with ``cumulative_es_stats`` lines 103,
+    309, 495-511 (``self.strategy_path_returns`` is appended to and never cleared)."""
 
     @property
     def test_discount(self):
@@ -339,9 +537,10 @@ class RllabLogging:
 
 
 class NoisyTestEpisodes:
-    """Seed 003 lines 467-503 (``--test``: ``get_action(state, explore_noise_scale=1.0)``,
-    300 frames of 150-step episodes): the seed never tests a deterministic policy. Its own
-    metric is reported beside ours: after the deterministic test episodes, this many
+    """Seed 003 lines 467, 485-486 (``if args.test:`` ... ``get_action(state,
+    explore_noise_scale=1.0)``, 300 frames of 150-step episodes): the seed never tests a
+    deterministic policy. Its own metric is reported beside ours: after the deterministic
+    test episodes, this many
     episodes of the policy plus N(0, ``act_noise``) noise (clipped to the bounds only
     without ``store_unclipped_actions``), logged as ``NoisyTestEpRet``. They draw from their
     own RNG and leave the test env's as it was, so training and the deterministic tests are
@@ -381,24 +580,30 @@ class NoisyTestEpisodes:
 # Making the hooks
 # ============================================================================================
 MIXINS = [  # (flag, when it is on, mixin); stacked in this order over Hooks
+    ('hold_back_newest', lambda v: bool(v), HoldBackNewest),  # first: wraps the buffer
     ('noisy_test_episodes', lambda v: bool(v), NoisyTestEpisodes),
     ('rllab_logging', lambda v: bool(v), RllabLogging),
     ('eval_samples', lambda v: v is not None, EvalSamples),
     ('eval_at_episode_end', lambda v: bool(v), EvalAtEpisodeEnd),
+    ('no_final_burst', lambda v: bool(v), NoFinalBurst),
+    ('epochs_one_step_late', lambda v: bool(v), EpochsOneStepLate),
     ('test_at_start', lambda v: bool(v), TestAtStart),
     ('kl_new_old', lambda v: bool(v), KLNewOld),
     ('updates_wait_for_memory', lambda v: bool(v), UpdatesWaitForMemory),
+    ('torch_adam', lambda v: bool(v), TorchAdam),  # before AdamEpsilon: its epsilon too
     ('adam_epsilon', lambda v: v != 1e-8, AdamEpsilon),
     ('sample_without_replacement', lambda v: bool(v), SampleWithoutReplacement),
     ('update_count_from', lambda v: bool(v), UpdateCountFrom),
     ('normalize_rewards', lambda v: bool(v), NormalizeRewards),
     ('bootstrap_with_reward', lambda v: bool(v), BootstrapWithReward),
+    ('spinning_up_cg', lambda v: bool(v), SpinningUpCG),
+    ('adv_epsilon', lambda v: v != 1e-8, AdvEpsilon),
     ('reward_lag', lambda v: bool(v), RewardLag),
     ('keep_truncated', lambda v: not v, DropTruncated),
     ('timeout_is_terminal', lambda v: bool(v), TimeoutIsTerminal),
     ('store_unclipped_actions', lambda v: bool(v), UnclippedOrUnitNoise),
     ('noise_in_unit_actions', lambda v: bool(v), UnclippedOrUnitNoise),
-    ('start_steps_inclusive', lambda v: bool(v), StartStepsInclusive),
+    ('spinning_up_start_steps', lambda v: bool(v), SpinningUpStartSteps),
     ('action_range', lambda v: v is not None, ActionRange),
 ]
 
@@ -406,7 +611,9 @@ MIXINS = [  # (flag, when it is on, mixin); stacked in this order over Hooks
 def make_hooks(**flags):
     """The hooks of the quirks ``flags`` switch on (``QUIRK_FLAGS`` names; a flag at its
     default is off), over Spinning Up's ``Hooks``: an instance of a class made of their
-    mixins, with ``flags`` the non-default ones (what ``config.json`` records)."""
+    mixins, with ``flags`` the non-default ones (what ``config.json`` records). An old
+    flag name (``RENAMED_FLAGS``) is taken as today's."""
+    flags = renamed(flags)
     unknown = sorted(set(flags) - set(QUIRK_FLAGS))
     if unknown:
         raise UserInputError('unknown quirk flags %s; known: %s'
