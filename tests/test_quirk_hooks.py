@@ -519,7 +519,7 @@ def test_every_quirk_flag_changes_a_hook_point():
 
 def test_the_loops_and_algorithms_name_no_seed():
     pattern = re.compile(r'rllab|udemy|tensorlayer|mxnet|blog', re.I)
-    for folder in ('loops', 'algos', 'engine'):
+    for folder in ('loops', 'algos', 'fast'):
         path = os.path.join(ROOT, 'spinup_tf', folder)
         for name in os.listdir(path):
             if name.endswith('.py'):
