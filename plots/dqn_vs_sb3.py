@@ -43,47 +43,29 @@ import time
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from spinup_tf.algos.env_defaults import ATARI_DEFAULTS  # noqa: E402  (no TensorFlow)
+from spinup_tf.algos.env_defaults import (  # noqa: E402  (no TensorFlow)
+    ATARI_DEFAULTS, ATARI_STEPS, ZOO_DQN, zoo_dqn_kwargs)
 from spinup_tf.utils.atari import is_atari_id, make_atari, training_wrappers  # noqa: E402
 OUT = osp.join(ROOT, 'plots', 'dqn_sb3')
 EVAL_EPISODES = 10
 
-# rl-baselines3-zoo, hyperparams/dqn.yml (policy MlpPolicy, net_arch [256, 256]). LunarLander
-# is -v3 here (gymnasium 1.x); zoo's entry is for -v2, the same task.
-ZOO = {
-    'CartPole-v1': dict(n_timesteps=50000, learning_rate=2.3e-3, batch_size=64,
-                        buffer_size=100000, learning_starts=1000, gamma=0.99,
-                        target_update_interval=10, train_freq=256, gradient_steps=128,
-                        exploration_fraction=0.16, exploration_final_eps=0.04),
-    'Acrobot-v1': dict(n_timesteps=100000, learning_rate=6.3e-4, batch_size=128,
-                       buffer_size=50000, learning_starts=0, gamma=0.99,
-                       target_update_interval=250, train_freq=4, gradient_steps=-1,
-                       exploration_fraction=0.12, exploration_final_eps=0.1),
-    'LunarLander-v3': dict(n_timesteps=100000, learning_rate=6.3e-4, batch_size=128,
-                           buffer_size=50000, learning_starts=0, gamma=0.99,
-                           target_update_interval=250, train_freq=4, gradient_steps=-1,
-                           exploration_fraction=0.12, exploration_final_eps=0.1),
-    'MountainCar-v0': dict(n_timesteps=120000, learning_rate=4e-3, batch_size=128,
-                           buffer_size=10000, learning_starts=1000, gamma=0.98,
-                           target_update_interval=600, train_freq=16, gradient_steps=8,
-                           exploration_fraction=0.2, exploration_final_eps=0.07),
-}
-# rl-baselines3-zoo's Atari entry (hyperparams/dqn.yml "atari": CnnPolicy, 10M steps) at 1M
-# agent steps, the issue's budget for this machine; exploration_fraction stays 0.1 of the run
-# (so epsilon reaches 0.01 at 100k steps here, at 1M in zoo's). Both sides play the same env:
+# rl-baselines3-zoo's hyperparams/dqn.yml, from the one table that also holds run.py dqn's
+# per-env defaults (env_defaults.ZOO_DQN): SB3 gets each entry as it stands (its keys are
+# SB3's DQN arguments), ours the same entry through env_defaults.zoo_dqn_kwargs, so the two
+# run the same settings, and ours runs the values a user's `run.py dqn --env ENV` gets.
+ZOO = {env_id: dict(ZOO_DQN[env_id])
+       for env_id in ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3', 'MountainCar-v0')}
+# The zoo's Atari entry (CnnPolicy, 10M steps) at 1M agent steps (env_defaults.ATARI_STEPS,
+# run.py dqn's Atari budget); exploration_fraction stays 0.1 of the run (so epsilon reaches
+# 0.01 at 100k steps here, at 1M in zoo's). Both sides play the same env:
 # spinup_tf.utils.atari's preprocessing and training wrappers.
-ATARI_ZOO = dict(n_timesteps=1000000, learning_rate=1e-4, batch_size=32, buffer_size=100000,
-                 learning_starts=100000, gamma=0.99, target_update_interval=1000,
-                 train_freq=4, gradient_steps=1, exploration_fraction=0.1,
-                 exploration_final_eps=0.01)
-ZOO['PongNoFrameskip-v4'] = ATARI_ZOO
+ZOO['PongNoFrameskip-v4'] = dict(ZOO_DQN['atari'], n_timesteps=ATARI_STEPS)
 ATARI_SEEDS = 2         # the issue's 2 seeds per library on Atari (about 2-3 h a run here)
 # run.py dqn's own Atari defaults: 3 whole games per test, 108,000 frames at most, and the
 # Nature network's 512-unit layer after the encoder (SB3's NatureCNN has it too)
 ATARI_TEST_EPISODES = ATARI_DEFAULTS['dqn']['num_test_episodes']
 ATARI_MAX_EP_LEN = ATARI_DEFAULTS['dqn']['max_ep_len']
 ATARI_NET = list(ATARI_DEFAULTS['dqn']['ac_kwargs']['hidden_sizes'])
-NET = [256, 256]
 EPOCHS = 10  # evaluations per run: every n_timesteps / 10 steps
 is_atari = is_atari_id
 
@@ -100,17 +82,12 @@ COMPARED = ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3')  # SAC and PPO rows
 
 
 def our_flags(env_id):
-    """``run.py dqn`` flags for zoo's settings on ``env_id``."""
-    z = ZOO[env_id]
-    gradient_steps = z['train_freq'] if z['gradient_steps'] == -1 else z['gradient_steps']
-    return ['--lr', repr(z['learning_rate']), '--batch_size', str(z['batch_size']),
-            '--replay_size', str(z['buffer_size']), '--start_steps', str(z['learning_starts']),
-            '--update_after', str(z['learning_starts']), '--gamma', repr(z['gamma']),
-            '--target_update_interval', str(z['target_update_interval']),
-            '--update_every', str(z['train_freq']), '--gradient_steps', str(gradient_steps),
-            '--exploration_fraction', repr(z['exploration_fraction']),
-            '--eps_end', repr(z['exploration_final_eps']),
-            '--hid', str(ATARI_NET if is_atari(env_id) else NET).replace(' ', '')]
+    """``run.py dqn`` flags for zoo's settings on ``env_id`` (the budget is ``command``'s)."""
+    kw = zoo_dqn_kwargs(ZOO[env_id], EPOCHS)
+    hid = ATARI_NET if is_atari(env_id) else kw['ac_kwargs']['hidden_sizes']
+    return [item for key, value in kw.items()
+            if key not in ('steps_per_epoch', 'epochs', 'ac_kwargs')
+            for item in ('--' + key, repr(value))] + ['--hid', str(hid).replace(' ', '')]
 
 
 def run_dir(who, env_id, seed):
@@ -208,9 +185,8 @@ def sb3_run(env_id, seed, folder):
         with open(progress, 'w') as f:
             f.write(header + ''.join(line + '\n' for line in kept))
     else:
-        policy = 'CnnPolicy' if is_atari(env_id) else 'MlpPolicy'
-        kwargs = {} if is_atari(env_id) else dict(policy_kwargs=dict(net_arch=NET))
-        model = DQN(policy, env, seed=seed, verbose=0, device='cpu', **kwargs, **z)
+        policy = 'CnnPolicy' if is_atari(env_id) else 'MlpPolicy'  # z: its policy_kwargs
+        model = DQN(policy, env, seed=seed, verbose=0, device='cpu', **z)
         done_epochs, elapsed = 0, 0.0
         with open(progress, 'w') as f:
             f.write(header)

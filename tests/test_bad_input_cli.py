@@ -64,6 +64,8 @@ def test_flags_that_cannot_apply_to_the_algorithm_or_env_are_refused(tmp_path, a
                                                                       flags, text):
     """Exploration-noise settings without a deterministic policy, and a Box action range
     on Discrete actions, would be silently ignored: they are refused before any write."""
+    if algo == 'dqn':  # DQN's CartPole defaults (the zoo's) update every 256 steps
+        flags = ['--update_every', '50'] + flags
     res = run_cli(algo, '--env', env, *QUICK, '--data_dir', tmp_path, *flags)
     _one_error_line(res, text)
     assert not any(files for _, _, files in os.walk(tmp_path))   # nothing written

@@ -21,6 +21,26 @@ def test_zoo_settings_become_our_flags():
     assert float(flags['--eps_end']) == 0.04 and float(flags['--lr']) == 2.3e-3
 
 
+def test_sb3_and_ours_run_the_one_table_that_run_py_dqn_defaults_to():
+    """Like with like: SB3 gets each env_defaults.ZOO_DQN entry as it stands, ours the same
+    entry as flags, and those flags are what ``run.py dqn --env ENV`` gives with none."""
+    from spinup_tf.algos.env_defaults import ZOO_DQN, env_defaults
+    for env_id in ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3', 'MountainCar-v0'):
+        assert bench.ZOO[env_id] == ZOO_DQN[env_id]
+        flags = dict(zip(*[iter(bench.our_flags(env_id))] * 2))
+        defaults = env_defaults('dqn', env_id)
+        assert flags.pop('--hid') == str(defaults.pop('ac_kwargs')['hidden_sizes']).replace(' ', '')
+        cmd = bench.command('ours', env_id, 0)
+        opts = dict(zip(cmd[3::2], cmd[4::2]))
+        for key in ('steps_per_epoch', 'epochs'):
+            flags['--' + key] = opts['--' + key]
+        assert {k: float(v) for k, v in flags.items()} == \
+            {'--' + k: float(v) for k, v in defaults.items()}, env_id
+    pong = dict(bench.ZOO['PongNoFrameskip-v4'])
+    assert pong.pop('n_timesteps') == 1000000
+    assert pong == {k: v for k, v in ZOO_DQN['atari'].items() if k != 'n_timesteps'}
+
+
 def _progress(path, returns, seconds):
     os.makedirs(path)
     steps = bench.ZOO['CartPole-v1']['n_timesteps'] // bench.EPOCHS
