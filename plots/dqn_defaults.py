@@ -1,5 +1,5 @@
 """Seed sweep of the per-env defaults of DQN and discrete SAC on the classic discrete-action
-envs (``spinup_tf/algos/env_defaults.py``): each run is ``python run.py ALGO --env ENV --seed
+envs (``spinup_tf/tools/env_defaults.py``): each run is ``python run.py ALGO --env ENV --seed
 S``, with no other flag but where its files go, so it runs the table's values as a user
 meets them.
 
@@ -37,7 +37,7 @@ import time
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from spinup_tf.algos.env_defaults import ENV_DEFAULTS, env_defaults  # noqa: E402
+from spinup_tf.tools.env_defaults import ENV_DEFAULTS, env_defaults  # noqa: E402
 OUT = osp.join(ROOT, 'plots', 'dqn_defaults')  # RESULTS.md and the figures (--out)
 DATA = osp.join(OUT, 'data')  # the runs (--data)
 

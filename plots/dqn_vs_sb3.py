@@ -43,7 +43,7 @@ import time
 
 ROOT = osp.dirname(osp.dirname(osp.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from spinup_tf.algos.env_defaults import (  # noqa: E402  (no TensorFlow)
+from spinup_tf.tools.env_defaults import (  # noqa: E402  (no TensorFlow)
     ATARI_DEFAULTS, ATARI_STEPS, ZOO_DQN, zoo_dqn_kwargs)
 from spinup_tf.utils.atari import is_atari_id, make_atari, training_wrappers  # noqa: E402
 OUT = osp.join(ROOT, 'plots', 'dqn_sb3')

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import ROOT, run_cli, load_plot_script
-from spinup_tf.algos.env_defaults import (ZOO_DQN, ATARI_DEFAULTS, ENV_DEFAULTS, env_defaults,
+from spinup_tf.tools.env_defaults import (ZOO_DQN, ATARI_DEFAULTS, ENV_DEFAULTS, env_defaults,
                                           zoo_dqn_kwargs, describe_env_defaults)
 
 CLASSIC = ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3', 'MountainCar-v0')

@@ -24,7 +24,7 @@ def test_zoo_settings_become_our_flags():
 def test_sb3_and_ours_run_the_one_table_that_run_py_dqn_defaults_to():
     """Like with like: SB3 gets each env_defaults.ZOO_DQN entry as it stands, ours the same
     entry as flags, and those flags are what ``run.py dqn --env ENV`` gives with none."""
-    from spinup_tf.algos.env_defaults import ZOO_DQN, env_defaults
+    from spinup_tf.tools.env_defaults import ZOO_DQN, env_defaults
     for env_id in ('CartPole-v1', 'Acrobot-v1', 'LunarLander-v3', 'MountainCar-v0'):
         assert bench.ZOO[env_id] == ZOO_DQN[env_id]
         flags = dict(zip(*[iter(bench.our_flags(env_id))] * 2))

@@ -131,7 +131,7 @@ def test_mountaincar_default_noise_leaves_the_do_nothing_optimum(tmp_path, monke
     those of the 12-epoch run, so the verdict is the same): 4 + 7 epochs for seeds 0 and 1,
     about half a minute, hence ``expensive``."""
     from spinup_tf.algos.td3 import td3
-    from spinup_tf.algos.env_defaults import env_defaults
+    from spinup_tf.tools.env_defaults import env_defaults
     from spinup_tf.utils.logx import EpochLogger
 
     class FlagReached(Exception):
@@ -178,7 +178,7 @@ def test_dqn_learns_cartpole_with_its_defaults(tmp_path, monkeypatch):
     251.7, 119.1 (min 99.1 / median 119.1 / max 251.7); the greedy policy of the untrained
     network scores about 9-10. Every seed of the whole sweep reaches 500 later in the run."""
     from spinup_tf.algos.dqn import dqn
-    from spinup_tf.algos.env_defaults import env_defaults
+    from spinup_tf.tools.env_defaults import env_defaults
     from spinup_tf.utils.logx import EpochLogger
 
     class Stop(Exception):

@@ -5,7 +5,7 @@ from gymnasium.spaces import Box
 
 from spinup_tf.utils.tf1 import tf, get_trainable_vars, count_vars, make_session
 from spinup_tf.reproductions.presets import PRESETS, get_preset
-from spinup_tf.algos.env_defaults import env_defaults
+from spinup_tf.tools.env_defaults import env_defaults
 from spinup_tf.reproductions.hooks import NormalizeRewards
 from test_offpolicy_loop import _run, LineEnv
 from offpolicy_graphs import capture

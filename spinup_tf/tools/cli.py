@@ -15,7 +15,7 @@ import signal
 import sys
 
 from spinup_tf.algos import ALGOS, LOOPS, algo_docstring, option_help, parameters
-from spinup_tf.algos.env_defaults import describe_env_defaults
+from spinup_tf.tools.env_defaults import describe_env_defaults
 from spinup_tf.utils.errors import UserInputError, DiskFullError
 from spinup_tf.utils.flags import ACTIVATIONS
 from spinup_tf.utils.signals import Terminated, install_stop_handlers

@@ -10,7 +10,7 @@ import os.path as osp
 import numpy as np
 
 from spinup_tf.algos import check_spaces, get_algo, parameters
-from spinup_tf.algos.env_defaults import env_defaults
+from spinup_tf.tools.env_defaults import env_defaults
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.utils.budget import check_can_train, check_replay_memory
 from spinup_tf.utils.run_folder import check_writable
