@@ -414,6 +414,8 @@ class OffPolicyLoop(EpochLoop):
                 o = self.take_restarted(o)
         if hooks.final_epoch_due() and not self.finished:
             self.end_epoch(state['epoch'] + 1, total_steps, last=True)
+        elif not self.finished and state['t'] == total_steps:
+            self.end_without_row()
         progress.finish()
 
     def epsilon_says_random(self, t):

@@ -113,6 +113,14 @@ class EpochLoop:
         if saving:
             self.checkpointer.save(dict(state, elapsed=self.elapsed(), **self.resumable_state()))
 
+    def end_without_row(self):
+        """The run's last steps ended no epoch (a seed whose epochs end one step late): save
+        the model and a checkpoint of the finished run (all its steps taken), with no row,
+        so a resume has nothing left to run."""
+        self.save(self.state['epoch'])
+        self.finished = True
+        self.checkpointer.save(dict(self.state, elapsed=self.elapsed(), **self.resumable_state()))
+
     def test(self, epoch, last):
         """The epoch's deterministic test episodes, and the best model they choose."""
         if self.test_env is None:
