@@ -20,8 +20,8 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
 
     Args:
         env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
-            to test on). The env follows gymnasium's API, with a flat Box observation space and a bounded flat
-            Box action space.
+            to test on). The env follows gymnasium's API, with a flat Box observation
+            space and a bounded flat Box action space.
 
         actor_critic: Builds the networks. Called inside a variable scope with the observation
             tensor ``x_ph`` and the action tensor ``a_ph``, it returns these tensors:
@@ -40,7 +40,8 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             Its variables come from ``tf.get_variable`` under the sub-scope ``pi`` (the
             policy) and any others (the critic). A registered name also works.
 
-        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic``
+            (``hidden_sizes``, ``activation``).
 
         seed (int): Seeds numpy, the graph's random draws and the envs.
 
@@ -90,7 +91,8 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
         logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``,
             ``exp_name``, ...).
 
-        save_freq (int): Save the model every ``save_freq`` epochs (and the checkpoint a killed run resumes from).
+        save_freq (int): Save the model every ``save_freq`` epochs (and the checkpoint a
+            killed run resumes from).
 
         options: the off-policy loop's options (``spinup_tf.loops.off_policy.OPTIONS``):
             ``fused`` (the fast engine, default True), ``noise`` (``'gaussian'``, ``'ou'``,

@@ -2,7 +2,8 @@
 
 Read top to bottom: placeholders, main and target Q networks, then ``train_ops(batch)``: the
 TD target, its loss and the Adam train op (clipped by global norm when asked); the target
-network's copy as a ``tf.group`` of ``tf.assign``, and the exploration schedule. The loop (``spinup_tf.loops.off_policy``) runs it, as it runs
+network's copy as a ``tf.group`` of ``tf.assign``, and the exploration schedule. The loop
+(``spinup_tf.loops.off_policy``) runs it, as it runs
 DDPG, TD3 and SAC.
 """
 
@@ -48,7 +49,8 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
 
     Args:
         env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
-            to test on). The env follows gymnasium's API, with a flat Box observation space (or uint8 images, read
+            to test on). The env follows gymnasium's API, with a flat Box observation
+            space (or uint8 images, read
             through ``core.nature_cnn``) and a ``Discrete``
             action space.
 

@@ -25,7 +25,8 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
 
     Args:
         env_fn: Makes a fresh env each time it is called (twice: one env to train on, one
-            to test on). The env follows gymnasium's API, with a flat Box observation space (or uint8 images, read
+            to test on). The env follows gymnasium's API, with a flat Box observation
+            space (or uint8 images, read
             through ``core.nature_cnn``) and a bounded flat
             Box action space, or a ``Discrete`` one (discrete SAC, below).
 
@@ -62,7 +63,8 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
                 \\quad L_\\pi = \\sum_a \\pi(a|s) \\left[ \\alpha \\log \\pi(a|s)
                 - \\min_i Q_i(s, a) \\right]
 
-        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic``
+            (``hidden_sizes``, ``activation``).
 
         seed (int): Seed for random number generators.
 
@@ -189,7 +191,8 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             min_q_targ = tf.minimum(q1_targ, q2_targ)
 
             # The soft Bellman target: the smaller target critic minus alpha times
-            # the log-probability of the next action. d is gymnasium's `terminated`: a truncated episode still bootstraps.
+            # the log-probability of the next action. d is gymnasium's `terminated`: a
+            # truncated episode still bootstraps.
             q_backup = tf.stop_gradient(batch['rews'] + gamma * (1 - batch['done']) * (
                 min_q_targ - alpha_t * logp_pi_next))
 

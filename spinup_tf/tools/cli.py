@@ -165,7 +165,9 @@ def algo_help(name):
             continue
         line = '  --%-22s %-8r' % (key, param.default)
         lines.append(line + ('  ' + comments[key] if key in comments else ''))
-    lines += ['', "a source document's quirks (off: Spinning Up's behaviour; the presets set them):"]
+    lines += ['', "a source document's quirks (off: this project's defaults, Spinning Up's but "
+              "for three that restore Spinning Up's own code: spinning_up_start_steps, "
+              "spinning_up_cg, adv_epsilon; the presets set them):"]
     from spinup_tf.reproductions.hooks import quirk_flags
     for key, flag in quirk_flags(LOOPS[name]).items():
         lines.append('  --%-22s %-8r  %s' % (key, flag.default, flag.help))
