@@ -25,96 +25,78 @@ def trpo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     """Trust Region Policy Optimization (with support for Natural Policy Gradient).
 
     Args:
-        env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
-            through ``core.nature_cnn``) and a Discrete or
-            flat Box action space.
+        env_fn: Makes a fresh env each time it is called. The env follows gymnasium's API, with
+            a flat Box observation space (or uint8 images, read through ``core.nature_cnn``) and
+            a Discrete or flat Box action space.
 
-        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
-            action, ``a_ph``, and returns the main outputs from the agent's Tensorflow
-            computation graph:
+        actor_critic: Builds the networks. Called inside a variable scope with the observation
+            tensor ``x_ph`` and the action tensor ``a_ph``, it returns these tensors:
 
             ============  ================  ========================================
             Symbol        Shape             Description
             ============  ================  ========================================
-            ``pi``        (batch, act_dim)  | Samples actions from policy given
-                                            | states.
-            ``logp``      (batch,)          | Gives log probability, according to
-                                            | the policy, of taking actions ``a_ph``
-                                            | in states ``x_ph``.
-            ``logp_pi``   (batch,)          | Gives log probability, according to
-                                            | the policy, of the action sampled by
-                                            | ``pi``.
-            ``info``      N/A               | A dict of any intermediate quantities
-                                            | (from calculating the policy or log
-                                            | probabilities) which are needed for
-                                            | analytically computing KL divergence.
-                                            | (eg sufficient statistics of the
-                                            | distributions)
-            ``info_phs``  N/A               | A dict of placeholders for old values
-                                            | of the entries in ``info``.
-            ``d_kl``      ()                | A symbol for computing the mean KL
-                                            | divergence between the current policy
-                                            | (``pi``) and the old policy (as
-                                            | specified by the inputs to
-                                            | ``info_phs``) over the batch of
-                                            | states given in ``x_ph``.
-            ``v``         (batch,)          | Gives the value estimate for states
-                                            | in ``x_ph``. (Critical: make sure
-                                            | to flatten this!)
+            ``pi``        (batch, act_dim)  | An action drawn from the policy at
+                                            | each observation.
+            ``logp``      (batch,)          | log pi(a | x) of the rows of ``a_ph``
+                                            | at ``x_ph``.
+            ``logp_pi``   (batch,)          | log pi(pi | x) of that draw.
+            ``info``      N/A               | The policy's distribution parameters
+                                            | at ``x_ph`` (logits, or mean and
+                                            | log std): what the KL needs.
+            ``info_phs``  N/A               | Placeholders for the same parameters
+                                            | of the policy before the update.
+            ``d_kl``      ()                | The mean over the batch of
+                                            | KL(old || current) at ``x_ph``, the
+                                            | old policy given by ``info_phs``.
+            ``v``         (batch,)          | V(x), flattened to one value per
+                                            | row.
             ============  ================  ========================================
 
-        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
-            to TRPO (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``,
+            ``activation``).
 
-        seed (int): Seed for random number generators (numpy, the graph, the env and its
-            action space).
+        seed (int): Seeds numpy, the graph's random draws and the envs.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
-            agent and the environment in each epoch.
+        steps_per_epoch (int): Env steps collected per epoch; each epoch ends with one update
+            and one row of ``progress.txt``.
 
-        epochs (int): Number of epochs of interaction (equivalent to number of policy
-            updates) to perform.
+        epochs (int): How many epochs the run lasts (one policy update each).
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): The discount :math:`\\gamma` in :math:`[0, 1]`.
 
-        delta (float): KL-divergence limit for TRPO / NPG update. (Should be small for
-            stability. Values like 0.01, 0.05.)
+        delta (float): The KL radius of a TRPO / NPG step (small, e.g. 0.01 to 0.05).
 
-        vf_lr (float): Learning rate for value function optimizer.
+        vf_lr (float): Adam's learning rate for the value function.
 
-        train_v_iters (int): Number of gradient descent steps to take on value function per
-            epoch.
+        train_v_iters (int): Value-function steps per epoch, each on the whole epoch's data.
 
-        damping_coeff (float): Artifact for numerical stability, should be smallish.
-            Adjusts Hessian-vector product calculation:
+        damping_coeff (float): Added to the Hessian-vector products for numerical stability,
+            :math:`Hv \\rightarrow (\\alpha I + H)v` with :math:`\\alpha` this coefficient; rarely
+            worth changing.
 
             .. math:: Hv \\rightarrow (\\alpha I + H)v
 
             where :math:`\\alpha` is the damping coefficient. Probably don't play with this
             hyperparameter.
 
-        cg_iters (int): Number of iterations of conjugate gradient to perform. Increasing
-            this will lead to a more accurate approximation to :math:`H^{-1} g`, and possibly
-            slightly-improved performance, but at the cost of slowing things down. Also
-            probably don't play with this hyperparameter.
+        cg_iters (int): Conjugate-gradient iterations towards :math:`H^{-1} g`: more are more
+            exact and slower; rarely worth changing.
 
-        backtrack_iters (int): Maximum number of steps allowed in the backtracking line
-            search. Since the line search usually doesn't backtrack, and usually only steps
-            back once when it does, this hyperparameter doesn't often matter.
+        backtrack_iters (int): At most this many shrinks of the step in TRPO's line search (it
+            rarely needs more than one).
 
-        backtrack_coeff (float): How far back to step during backtracking line search.
-            (Always between 0 and 1, usually above 0.5.)
+        backtrack_coeff (float): Each shrink multiplies the step by this factor, in :math:`(0,
+            1)`.
 
-        lam (float): Lambda for GAE-Lambda. (Always between 0 and 1, close to 1.)
+        lam (float): The :math:`\\lambda` of GAE-:math:`\\lambda` advantages, in :math:`[0, 1]`: 0
+            is the one-step TD error, 1 the discounted return minus the value.
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
-            truncation: the value target bootstraps from V(s_T).
+        max_ep_len (int): The longest an episode may run. Reaching it is a truncation, not a
+            terminal state: the value target bootstraps from V(s_T).
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``, ``exp_name``, ...).
 
-        save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+        save_freq (int): Save the model every ``save_freq`` epochs (and at the last).
 
         algo: Either 'trpo' or 'npg': this code supports both, since they are almost the
             same.
@@ -210,7 +192,7 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
         them), and for ``on_policy.Run.train``: ``train_ops``, ``lists`` (``train_ops`` on
         the placeholders), ``batch`` and ``outputs``.
     """
-    # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name, and the
+    # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name, and the
     # old policy's distribution parameters, for the KL), and the main outputs on them
     batch, outputs, ac = on_policy.actor_critic_graph(observation_space, action_space,
                                                       actor_critic, ac_kwargs, keep_info=True)

@@ -18,46 +18,43 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     """Vanilla Policy Gradient (with GAE-Lambda for advantage estimation).
 
     Args:
-        env_fn: A function which creates a copy of the environment. The environment must
-            satisfy the gymnasium API, with a flat Box observation space (or uint8 images, read
-            through ``core.nature_cnn``) and a Discrete or
-            flat Box action space.
+        env_fn: Makes a fresh env each time it is called. The env follows gymnasium's API, with
+            a flat Box observation space (or uint8 images, read through ``core.nature_cnn``) and
+            a Discrete or flat Box action space.
 
-        actor_critic: A function which takes in placeholder symbols for state, ``x_ph``, and
-            action, ``a_ph``, and returns the outputs described in
+        actor_critic: Builds the actor-critic. Called with the observation and action tensors
+            ``x_ph``, ``a_ph``, it returns the outputs described in
             :func:`spinup_tf.algos.distributions.mlp_actor_critic`: ``pi`` (batch, act_dim) sampled
             actions, ``logp`` (batch,) log-likelihood of ``a_ph``, ``logp_pi`` (batch,) of
             ``pi``, ``info``/``info_phs``/``d_kl`` (unused by VPG) and ``v`` (batch,) values.
 
-        ac_kwargs (dict): Any kwargs appropriate for the actor_critic function you provided
-            to VPG (``hidden_sizes``, ``activation``).
+        ac_kwargs (dict): Keyword arguments passed on to ``actor_critic`` (``hidden_sizes``,
+            ``activation``).
 
-        seed (int): Seed for random number generators.
+        seed (int): Seeds numpy, the graph's random draws and the envs.
 
-        steps_per_epoch (int): Number of steps of interaction (state-action pairs) for the
-            agent and the environment in each epoch.
+        steps_per_epoch (int): Env steps collected per epoch; each epoch ends with one update
+            and one row of ``progress.txt``.
 
-        epochs (int): Number of epochs of interaction (equivalent to number of policy
-            updates) to perform.
+        epochs (int): How many epochs the run lasts (one policy update each).
 
-        gamma (float): Discount factor. (Always between 0 and 1.)
+        gamma (float): The discount :math:`\\gamma` in :math:`[0, 1]`.
 
-        pi_lr (float): Learning rate for policy optimizer.
+        pi_lr (float): Adam's learning rate for the policy.
 
-        vf_lr (float): Learning rate for value function optimizer.
+        vf_lr (float): Adam's learning rate for the value function.
 
-        train_v_iters (int): Number of gradient descent steps to take on value function per
-            epoch.
+        train_v_iters (int): Value-function steps per epoch, each on the whole epoch's data.
 
-        lam (float): Lambda for GAE-Lambda. (Always between 0 and 1, close to 1.)
+        lam (float): The :math:`\\lambda` of GAE-:math:`\\lambda` advantages, in :math:`[0, 1]`: 0
+            is the one-step TD error, 1 the discounted return minus the value.
 
-        max_ep_len (int): Maximum length of trajectory / episode / rollout. Reaching it is a
-            truncation: the value target bootstraps from V(s_T).
+        max_ep_len (int): The longest an episode may run. Reaching it is a truncation, not a
+            terminal state: the value target bootstraps from V(s_T).
 
-        logger_kwargs (dict): Keyword args for EpochLogger.
+        logger_kwargs (dict): Passed to ``EpochLogger`` (``output_dir``, ``exp_name``, ...).
 
-        save_freq (int): How often (in terms of gap between epochs) to save the current
-            policy and value function.
+        save_freq (int): Save the model every ``save_freq`` epochs (and at the last).
 
         options: the on-policy loop's options (``spinup_tf.loops.on_policy.OPTIONS``):
             ``fused`` (True, the default: the fast engine, ``spinup_tf.fast.on_policy``: a
@@ -70,7 +67,7 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     run = Run('vpg', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
     with run.graph.as_default():
-        # Inputs to computation graph (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
+        # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
         # the main outputs from computation graph on them (they act, and are saved);
         # ac(batch): the same actor-critic on any batch, on the same variables
         batch, outputs, ac = run.inputs()

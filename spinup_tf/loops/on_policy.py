@@ -242,12 +242,12 @@ def actor_critic_graph(observation_space, action_space, actor_critic, ac_kwargs,
     # Discrete)
     ac_kwargs = dict(ac_kwargs, action_space=action_space)
 
-    # Inputs to computation graph
+    # Placeholders for a batch of transitions
     x_ph = placeholder_from_space(observation_space)
     a_ph = placeholder_from_space(action_space)
     adv_ph, ret_ph, logp_old_ph = placeholders(None, None, None)
 
-    # Main outputs from computation graph
+    # The main networks, on the placeholders
     outputs = actor_critic(x_ph, a_ph, **ac_kwargs)
 
     # The placeholders by name, to feed the buffer's arrays to
