@@ -47,6 +47,8 @@ def assert_pairs_repeat(runs, pairs):
 def test_every_preset_repeats_and_loads(tmp_path, algo, preset):
     data = tmp_path / 'data'
     tiny = TINY_ON if algo in ON_POLICY else TINY_OFF
+    if preset == 'seed-000':  # its epochs end one step late: 1 epoch logs no row
+        tiny = ['--epochs', '2'] + tiny[2:]
     extra = {'udemy': ['--videos', '0'],  # its videos: test_video.py
              'rllab-mxnet': ['--eval_samples', '3']}.get(preset, [])  # not 10000 episodes
     proc = run_cli(algo, '--preset', preset, '--seed', '3', '--save_freq', '1', '2',

@@ -49,7 +49,6 @@ A hook object carries ``flags``, the settings that chose its behaviour (recorded
 ``config.json``), and ``state``, a JSON-able dict the loop checkpoints with its own, so a
 resumed run continues a stateful hook where it was.
 """
-from spinup_tf.utils import run_setup
 from spinup_tf.loops.noise import NoisyPolicy
 
 
@@ -220,4 +219,5 @@ def counted_update(update, hooks):
 def split_config(algo, config, options, loop_parameters):
     """``spinup_tf.utils.run_setup.split_config`` with Spinning Up's :class:`Hooks` as the
     default hooks."""
-    return run_setup.split_config(algo, config, options, loop_parameters, Hooks)
+    from spinup_tf.utils.run_setup import split_config as split  # imports TensorFlow
+    return split(algo, config, options, loop_parameters, Hooks)
