@@ -14,11 +14,9 @@ def combined_shape(length, shape=None):
 
 
 def discount_cumsum(x, discount):
-    """Discounted cumulative sums along the first axis.
-
-    Input ``[x0, x1, x2]`` gives
-    ``[x0 + discount * x1 + discount^2 * x2,  x1 + discount * x2,  x2]``.
-    """
+    """``y[t] = sum_k discount^k x[t + k]`` along the first axis: each entry's discounted
+    sum of itself and what follows it (a reversed first-order linear filter,
+    ``y[t] = x[t] + discount * y[t + 1]``)."""
     return scipy.signal.lfilter([1], [1, float(-discount)], x[::-1], axis=0)[::-1]
 
 

@@ -487,8 +487,8 @@ class OnPolicyLoop(EpochLoop):
         ended = terminal or terminated or truncated or ep_len == self.p.max_ep_len
         if ended or epoch_ended:
             if not ended:
-                logger.log('Warning: trajectory cut off by epoch at %d steps.' % ep_len,
-                           'yellow')
+                logger.log('The epoch ended inside an episode, %d steps in: its value is '
+                           'bootstrapped.' % ep_len, 'yellow')
             # Terminal state: nothing follows. Cut trajectory: bootstrap from V(s_T).
             self.buf.finish_path(hooks.terminal_value(r) if terminal else self.agent.value(o))
             if ended:
