@@ -255,15 +255,21 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             results) and, with ``alpha='auto'``, the temperature step."""
             losses, diagnostics = sac_losses(batch)
 
-            # Every loss comes from the parameters before the update: the steps that change
-            # them wait for all the losses (policy, value and, with alpha='auto', temperature)
+            # Every loss comes from the parameters before the update: the gradients are
+            # taken at once, and the steps that write them wait for all the losses (policy,
+            # value and, with alpha='auto', temperature), as in one Spinning Up sess.run
+            pi_grads = pi_optimizer.compute_gradients(losses['pi'], var_list=pi_vars)
+            value_grads = value_optimizer.compute_gradients(losses['value'],
+                                                            var_list=value_vars)
+            if alpha == 'auto':
+                alpha_grads = alpha_optimizer.compute_gradients(
+                    losses['alpha'], var_list=core.get_trainable_vars('alpha'))
             with tf.control_dependencies(list(losses.values())):
-                train_pi_op = pi_optimizer.minimize(losses['pi'], var_list=pi_vars)
-                train_value_op = value_optimizer.minimize(losses['value'], var_list=value_vars)
+                train_pi_op = pi_optimizer.apply_gradients(pi_grads)
+                train_value_op = value_optimizer.apply_gradients(value_grads)
                 ops = dict(train_pi=train_pi_op, train_value=train_value_op)
                 if alpha == 'auto':
-                    ops['train_alpha'] = alpha_optimizer.minimize(
-                        losses['alpha'], var_list=core.get_trainable_vars('alpha'))
+                    ops['train_alpha'] = alpha_optimizer.apply_gradients(alpha_grads)
 
             # Polyak averaging for the targets, reading what both steps wrote
             with tf.control_dependencies([train_pi_op, train_value_op]):
