@@ -62,6 +62,8 @@ CARTPOLE_GOAL = 450.0  # ... and on CartPole a test return of 450 on 4 of 5 seed
 # default 0.98 ln 3 (0.33 = 0.3 ln 3), makes the policy nearer DQN's greedy one.
 SAC_ACROBOT = ['--steps_per_epoch', '10000', '--epochs', '10']
 CANDIDATES = {
+    'sac-alpha0.2': ('sac', 'Acrobot-v1', SAC_ACROBOT + ['--alpha', '0.2',  # SAC's defaults
+                                                         '--target_entropy', 'None']),
     'sac-alpha0.01': ('sac', 'Acrobot-v1', SAC_ACROBOT + ['--alpha', '0.01',
                                                           '--target_entropy', 'None']),
     'sac-auto-ent0.33': ('sac', 'Acrobot-v1', SAC_ACROBOT + ['--alpha', "'auto'",
@@ -144,12 +146,12 @@ def command(label, algo, env_id, flags, seed):
 
 
 def run_all(jobs, seeds):
-    todo = []
-    for label, algo, env_id, flags in jobs:
-        steps = budget(algo, env_id, flags)
-        for seed in range(seeds):
+    todo = []  # seed by seed, so that every entry and candidate has its first seeds early
+    for seed in range(seeds):
+        for label, algo, env_id, flags in jobs:
             folder = run_dir(label, env_id, seed)
-            if not finished(folder, steps) or stale(folder, algo, env_id, flags):
+            if not finished(folder, budget(algo, env_id, flags)) or \
+                    stale(folder, algo, env_id, flags):
                 todo.append((label, algo, env_id, flags, seed))
     print('%d runs to do' % len(todo), flush=True)
     stop = []
