@@ -145,40 +145,78 @@ def command(label, algo, env_id, flags, seed):
         '--overwrite', 'True']
 
 
+EVAL_EPISODES = 100
+EVAL_FILE = 'final_eval.txt'
+
+
+def eval_command(folder, seed):
+    """The final model (``tf1_save/``) on ``EVAL_EPISODES`` greedy episodes of a fresh env,
+    as the zoo's benchmark evaluates its last model (there over 150k steps): a figure far
+    less noisy than the run's own last evaluation of 10 episodes."""
+    return [sys.executable, osp.join(ROOT, 'run.py'), 'test_policy', folder, '--norender',
+            '--episodes', str(EVAL_EPISODES), '--seed', str(10000 + seed)]
+
+
+def final_eval(folder):
+    """The returns of the final model's evaluation (``EVAL_FILE``: test_policy's output), or
+    None where there is none (yet)."""
+    try:
+        with open(osp.join(folder, EVAL_FILE)) as f:
+            returns = [float(l.split('EpRet')[1].split()[0]) for l in f
+                       if l.startswith('Episode')]
+    except OSError:
+        return None
+    return returns if len(returns) == EVAL_EPISODES else None
+
+
 def run_all(jobs, seeds):
     todo = []  # seed by seed, so that every entry and candidate has its first seeds early
     for seed in range(seeds):
         for label, algo, env_id, flags in jobs:
             folder = run_dir(label, env_id, seed)
             if not finished(folder, budget(algo, env_id, flags)) or \
-                    stale(folder, algo, env_id, flags):
+                    stale(folder, algo, env_id, flags) or final_eval(folder) is None:
                 todo.append((label, algo, env_id, flags, seed))
     print('%d runs to do' % len(todo), flush=True)
-    stop = []
+    stop, child = [], []
 
     def forward(signum, frame):
         stop.append(signum)
         if child:
             child[0].send_signal(signum)
-    child = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
+
+    def call(cmd, log, out=subprocess.DEVNULL):
+        print('%s: %s' % (time.strftime('%H:%M:%S'), ' '.join(cmd[1:])), flush=True)
+        with open(log, 'a') as err:
+            child[:] = [subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)]
+            code = child[0].wait()
+            child.clear()
+        return code
+
     for label, algo, env_id, flags, seed in todo:
         if stop:
             break
-        cmd = command(label, algo, env_id, flags, seed)
+        folder = run_dir(label, env_id, seed)
         log = osp.join(DATA, 'logs', '%s_%s_s%d.log' % (label, env_id, seed))
         os.makedirs(osp.dirname(log), exist_ok=True)
         t0 = time.time()
-        print('%s: %s' % (time.strftime('%H:%M:%S'), ' '.join(cmd[1:])), flush=True)
-        with open(log, 'a') as err:
-            child[:] = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)]
-            code = child[0].wait()
-            child.clear()
-        r = rows(run_dir(label, env_id, seed))
-        print('  exit %d in %.0f s; test returns: %s' % (
-            code, time.time() - t0, '' if r is None else ' '.join(
-                '%.1f' % v for v in r['AverageTestEpRet'])), flush=True)
+        steps = budget(algo, env_id, flags)
+        if not finished(folder, steps) or stale(folder, algo, env_id, flags):
+            code = call(command(label, algo, env_id, flags, seed), log)
+            r = rows(folder)
+            print('  exit %d in %.0f s; test returns: %s' % (
+                code, time.time() - t0, '' if r is None else ' '.join(
+                    '%.1f' % v for v in r['AverageTestEpRet'])), flush=True)
+        if stop or not finished(folder, steps):
+            continue
+        with open(osp.join(folder, EVAL_FILE + '.tmp'), 'w') as out:
+            code = call(eval_command(folder, seed), log, out)
+        if code == 0:
+            os.replace(osp.join(folder, EVAL_FILE + '.tmp'), osp.join(folder, EVAL_FILE))
+            print('  final model, %d episodes: %.1f' % (
+                EVAL_EPISODES, sum(final_eval(folder)) / EVAL_EPISODES), flush=True)
     if stop:
         print('stopped by a signal: start the script again to continue', flush=True)
 
@@ -189,17 +227,20 @@ def measure(env_id, returns):
 
 
 def seed_figures(label, env_id, seeds, steps):
-    """``[(seed, final, last 3, best, steps to the best)]`` of the finished runs."""
+    """``[(seed, final model's mean over EVAL_EPISODES, last evaluation, mean of the last 3,
+    best evaluation, its step)]`` of the finished runs (their budget reached, their final
+    model evaluated)."""
     import numpy as np
     out = []
     for seed in range(seeds):
-        r = rows(run_dir(label, env_id, seed))
-        if r is None or float(r['TotalEnvInteracts'][-1]) < steps:
+        folder = run_dir(label, env_id, seed)
+        r, ev = rows(folder), final_eval(folder)
+        if r is None or float(r['TotalEnvInteracts'][-1]) < steps or ev is None:
             continue
         test = r['AverageTestEpRet']
         k = int(np.argmax(test))
-        out.append((seed, float(test[-1]), float(np.mean(test[-3:])), float(test[k]),
-                    int(r['TotalEnvInteracts'][k])))
+        out.append((seed, float(np.mean(ev)), float(test[-1]), float(np.mean(test[-3:])),
+                    float(test[k]), int(r['TotalEnvInteracts'][k])))
     return out
 
 
@@ -211,18 +252,21 @@ def write_results(jobs, seeds):
     head = ['# Per-env defaults of DQN and discrete SAC: seed sweep', '',
             'Made by `python plots/dqn_defaults.py` (`--candidates NAME` for the experiments). '
             'Each run: `python run.py ALGO --env ENV --seed S`, no other flag but where its '
-            'files go (a candidate: its flags). Test return: 10 greedy episodes at each of 10 '
-            'evaluations; "final" is the last evaluation. "zoo" is rl-baselines3-zoo\'s '
-            'published DQN result (benchmark.md: one run, its last model); "of zoo" is the '
-            'mean final return over the seeds as a fraction of it, both measured from the '
-            'env\'s floor where returns are negative (Acrobot -500, MountainCar -200). The '
-            'issue\'s bar: 0.8 of the zoo; on CartPole a test return of %.0f on 4 of 5 '
-            'seeds.' % CARTPOLE_GOAL, '',
-            '| env | label | steps | seeds | final test return per seed | mean ± std | zoo '
-            '| of zoo |', '|---|---|---|---|---|---|---|---|']
-    more = ['', 'Per seed: the mean of the last three evaluations, and the best evaluation '
-            '(at its step).', '',
-            '| env | label | last 3 per seed | mean ± std | best per seed |',
+            'files go (a candidate: its flags). "final model": the run\'s last model on %d '
+            'greedy episodes (`run.py test_policy RUN --episodes %d --seed 10000+S`, in the '
+            'run\'s %s), as the zoo evaluates its last model; "last eval.": the run\'s own '
+            'last test, 10 greedy episodes. "zoo" is rl-baselines3-zoo\'s published DQN '
+            'result (benchmark.md: one run, its last model, 150k evaluation steps); "of zoo" '
+            'is the final models\' mean over the seeds as a fraction of it, both measured from '
+            'the env\'s floor where returns are negative (Acrobot -500, MountainCar -200). '
+            'The issue\'s bar: 0.8 of the zoo; on CartPole a test return of %.0f within the '
+            'budget on 4 of 5 seeds.' % (EVAL_EPISODES, EVAL_EPISODES, EVAL_FILE,
+                                         CARTPOLE_GOAL), '',
+            '| env | label | steps | seeds | final model, per seed | mean ± std | last eval., '
+            'mean ± std | zoo | of zoo |', '|---|---|---|---|---|---|---|---|---|']
+    more = ['', 'Per seed: the run\'s own last test (10 episodes), the mean of its last three, '
+            'and its best (at its step).', '',
+            '| env | label | last eval. per seed | last 3, mean ± std | best per seed |',
             '|---|---|---|---|---|']
     figures, cartpole = {}, []
     for label, algo, env_id, flags in jobs:
@@ -230,15 +274,15 @@ def write_results(jobs, seeds):
         figs = seed_figures(label, env_id, seeds, steps)
         if not figs:
             continue
-        f = np.array([x[1:4] for x in figs])
+        f = np.array([x[1:5] for x in figs])
         zoo = ZOO_RESULTS[env_id]
         frac = measure(env_id, f[:, 0].mean()) / measure(env_id, zoo)
-        head.append('| %s | %s | %d | %d | %s | %.1f ± %.1f | %.1f | %.2f |' % (
+        head.append('| %s | %s | %d | %d | %s | %.1f ± %.1f | %.1f ± %.1f | %.1f | %.2f |' % (
             env_id, label, steps, len(figs), ', '.join('%.1f' % x[1] for x in figs),
-            f[:, 0].mean(), f[:, 0].std(), zoo, frac))
+            f[:, 0].mean(), f[:, 0].std(), f[:, 1].mean(), f[:, 1].std(), zoo, frac))
         more.append('| %s | %s | %s | %.1f ± %.1f | %s |' % (
-            env_id, label, ', '.join('%.1f' % x[2] for x in figs), f[:, 1].mean(),
-            f[:, 1].std(), ', '.join('%.1f (%dk)' % (x[3], x[4] // 1000) for x in figs)))
+            env_id, label, ', '.join('%.1f' % x[2] for x in figs), f[:, 2].mean(),
+            f[:, 2].std(), ', '.join('%.1f (%dk)' % (x[4], x[5] // 1000) for x in figs)))
         if (label, env_id) == ('dqn', 'CartPole-v1'):
             cartpole = figs
         ax = figures.get(env_id)
@@ -254,9 +298,11 @@ def write_results(jobs, seeds):
     lines = head + more
     if cartpole:
         lines += ['', 'CartPole-v1, DQN: %d of %d seeds reach a test return of %.0f within the '
-                  'budget (their best evaluation), %d of %d at the final one.' % (
-                      sum(x[3] >= CARTPOLE_GOAL for x in cartpole), len(cartpole),
-                      CARTPOLE_GOAL, sum(x[1] >= CARTPOLE_GOAL for x in cartpole),
+                  'budget (their best evaluation; tf1_save_best/ keeps that model), %d of %d '
+                  'at their last evaluation, %d of %d with their final model.' % (
+                      sum(x[4] >= CARTPOLE_GOAL for x in cartpole), len(cartpole),
+                      CARTPOLE_GOAL, sum(x[2] >= CARTPOLE_GOAL for x in cartpole),
+                      len(cartpole), sum(x[1] >= CARTPOLE_GOAL for x in cartpole),
                       len(cartpole))]
     for env_id, ax in figures.items():
         ax.axhline(ZOO_RESULTS[env_id], color='k', ls=':', lw=1, label='zoo (DQN, published)')
