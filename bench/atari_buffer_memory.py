@@ -7,7 +7,7 @@ uint8 frame stacks (each stack the last one shifted by a new frame; games of 100
 starting with their first frame repeated, as gymnasium's frame stack pads), and the child
 reports its peak resident memory (``ru_maxrss``) over that of the same child before the
 buffer was made. ``frames``: what an Atari run uses,
-``spinup_tf.loops.replay_buffer.FrameStackReplayBuffer`` (each frame once); ``stacks``: our
+``spinup_tf.loops.frame_stack_buffer.FrameStackReplayBuffer`` (each frame once); ``stacks``: our
 ``ReplayBuffer`` of whole stacks (each observation once); ``sb3``: SB3's ``ReplayBuffer``
 (``optimize_memory_usage=False``, its default and DQN's), which keeps ``obs`` and
 ``next_obs``. Prints figures; asserts nothing.
@@ -31,7 +31,8 @@ def fill(kind, size):
         return pool[[max(j, start) % 67 for j in range(t - 3, t + 1)]]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if kind in ('frames', 'stacks'):
-        from spinup_tf.loops.replay_buffer import ReplayBuffer, FrameStackReplayBuffer
+        from spinup_tf.loops.replay_buffer import ReplayBuffer
+        from spinup_tf.loops.frame_stack_buffer import FrameStackReplayBuffer
         buf = FrameStackReplayBuffer(SHAPE, 6, size) if kind == 'frames' else \
             ReplayBuffer(SHAPE, 6, size, obs_dtype=np.uint8)
         eye = np.eye(6, dtype=np.float32)

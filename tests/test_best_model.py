@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from spinup_tf.loops.skeleton import keep_best, save_best
+from spinup_tf.utils.best_model import keep_best, save_best
 from spinup_tf.utils.envs import EnvFn
 
 

@@ -188,15 +188,18 @@ def test_window_repeats_exactly(monkeypatch, tmp_path):
 
 
 def test_plain_run_executes_nothing_of_the_fast_engine(tmp_path):
-    """``--fused False`` is Spinning Up's loop alone: the fast engine is never imported."""
+    """``--fused False`` is Spinning Up's loop alone: the fast engine is never imported, nor
+    what a default TD3 run does not use (the other noise processes, DQN's epsilon-greedy
+    loop, Atari's frame-stack buffer)."""
     import subprocess
     import sys
     code = ('import sys; from spinup_tf.tools.cli import main; '
             'main(["td3", "--env", "Pendulum-v1", "--epochs", "1", "--steps_per_epoch", "120", '
             '"--start_steps", "50", "--update_after", "50", "--update_every", "20", '
             '"--num_test_episodes", "1", "--fused", "False", "--data_dir", %r]); '
-            'print(sorted(m for m in sys.modules if m.startswith("spinup_tf.fast") '
-            'or m.startswith("spinup_tf.engine")))' % str(tmp_path))
+            'print(sorted(m for m in sys.modules if m.startswith(("spinup_tf.fast", '
+            '"spinup_tf.engine", "spinup_tf.loops.noise", "spinup_tf.loops.epsilon_greedy", '
+            '"spinup_tf.loops.frame_stack_buffer"))))' % str(tmp_path))
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip().splitlines()[-1] == '[]'

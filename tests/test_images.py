@@ -211,7 +211,7 @@ def test_frame_stack_buffer_gives_the_stacks_stored(size):
     """Against the buffer of whole stacks, on the same stream, before and after the ring
     wraps (53 slots, 300 transitions): every transition it may draw is the one stored; at
     most k - 1 of the oldest are left out; a checkpoint restores it."""
-    from spinup_tf.loops.replay_buffer import FrameStackReplayBuffer
+    from spinup_tf.loops.frame_stack_buffer import FrameStackReplayBuffer
     rng = np.random.RandomState(0)
     whole = ReplayBuffer((4, 6, 5), 3, size, obs_dtype=np.uint8)
     frames = FrameStackReplayBuffer((4, 6, 5), 3, size)

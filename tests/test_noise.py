@@ -233,3 +233,21 @@ def test_make_noise_unknown_kind():
     assert 'brownian' in msg
     for kind in ('gaussian', 'uniform', 'ou', 'pink'):
         assert kind in msg
+
+
+def test_noisy_policy_default_is_spinning_up_get_action():
+    """With no process, the loop's NoisyPolicy is Spinning Up's get_action: ``a +
+    act_noise * np.random.randn(act_dim)``, clipped to the bounds, one draw per call; the
+    same numbers as the GaussianNoise process of this module."""
+    from spinup_tf.loops.off_policy import NoisyPolicy
+    low, high = np.array([-1.0, -2.0], np.float32), np.array([1.0, 2.0], np.float32)
+    mu = np.array([0.9, -1.5], np.float32)
+    np.random.seed(3)
+    got = np.array([NoisyPolicy(lambda o: mu, 0.3, low, high)(None) for _ in range(200)])
+    np.random.seed(3)
+    want = np.array([np.clip(mu + 0.3 * np.random.randn(2), low, high) for _ in range(200)])
+    np.testing.assert_array_equal(got, want)
+    assert (got == high).any() or (got == low).any()  # some draws were clipped
+    np.random.seed(3)
+    process = NoisyPolicy(lambda o: mu, 0.3, low, high, noise=GaussianNoise(0.3))
+    np.testing.assert_array_equal(np.array([process(None) for _ in range(200)]), got)

@@ -192,12 +192,13 @@ def test_noise_in_unit_actions_is_sigma_times_the_half_range():
     """rllab normalises actions to [-1, 1], so its OU sigma acts on that scale: in env units
     the noise is sigma * (high - low) / 2 (x3 on InvertedPendulum's [-3, 3])."""
     from spinup_tf.loops.noise import exploration_noise
+    from spinup_tf.loops.off_policy import NoisyPolicy
     low, high = np.array([-3.0], np.float32), np.array([3.0], np.float32)
     draws = {}
     for unit in (False, True):
         np.random.seed(0)
-        policy = make_hooks(noise_in_unit_actions=unit).explore(
-            lambda o: np.zeros(1), exploration_noise('ou', 0.3, 1), low, high)
+        policy = make_hooks(noise_in_unit_actions=unit).explore(NoisyPolicy(
+            lambda o: np.zeros(1), 0.3, low, high, exploration_noise('ou', 0.3, 1, 1000)))
         draws[unit] = np.array([policy(None) for _ in range(50)])
     assert np.abs(draws[False]).max() < 3  # none clipped: the comparison is exact
     np.testing.assert_allclose(draws[True], np.clip(3.0 * draws[False], low, high),
@@ -293,12 +294,13 @@ def test_unclipped_noisy_actions_leave_the_bounds():
     """TensorLayer seed line 235: action_range * action + noise, never clipped; the default
     clips to the env's bounds."""
     from spinup_tf.loops.noise import exploration_noise
+    from spinup_tf.loops.off_policy import NoisyPolicy
     low, high = np.array([-2.0], np.float32), np.array([2.0], np.float32)
     draws = {}
     for clip in (True, False):
         np.random.seed(0)
-        policy = make_hooks(store_unclipped_actions=not clip).explore(
-            lambda o: np.ones(1), exploration_noise('gaussian', 1.0, 1), low, high)
+        policy = make_hooks(store_unclipped_actions=not clip).explore(NoisyPolicy(
+            lambda o: np.ones(1), 1.0, low, high))
         draws[clip] = np.array([policy(None) for _ in range(200)])
     assert draws[False].max() > 2 and draws[True].max() == 2
     np.testing.assert_allclose(draws[True], np.clip(draws[False], low, high))

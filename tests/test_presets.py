@@ -149,13 +149,12 @@ def test_tensorlayer_phase_puts_the_policy_step_on_every_third_update(monkeypatc
     policy step (with the targets) runs on updates 3, 6, 9 of a window, not 1, 4, 7; its
     loss is stored exactly then, and the policy's weights move exactly then."""
     from spinup_tf.loops.off_policy import plain_updates
-    from spinup_tf.loops.hooks import counted_update
     from spinup_tf.reproductions.hooks import make_hooks
     from spinup_tf.loops.replay_buffer import ReplayBuffer
     from offpolicy_graphs import weights
     for start, expected in ((1, [3, 6, 9]), (0, [1, 4, 7])):
         g = capture(monkeypatch, tmp_path / str(start), 'td3', policy_delay=3)
-        update = counted_update(g.update, make_hooks(update_count_from=start))
+        update = make_hooks(update_count_from=start).update_schedule(g.update)
         buf = ReplayBuffer(3, 1, 64)
         rng = np.random.RandomState(0)
         for _ in range(40):

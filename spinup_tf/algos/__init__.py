@@ -1,56 +1,7 @@
-"""Registry of the algorithms that ``run.py`` can launch.
-
-Each entry names the function (imported lazily, so ``run.py --help`` stays fast) and the
-space check the command line runs before anything is written.
+"""The command line's registry of the algorithms that ``run.py`` can launch
+(``spinup_tf.utils.registry``, re-exported here): each entry names the function (imported
+lazily, so ``run.py --help`` stays fast) and the space check the command line runs before
+anything is written.
 """
-import importlib
-
-from spinup_tf.utils.flags import (ALGORITHM_SOURCES, OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS,
-                                   algorithm_parameters, docstring, option_comments)
-from spinup_tf.utils.envs import (observation_shape, check_action_space,
-                                  check_discrete_or_box)
-
-
-def _off_policy_spaces(env, algo):
-    observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
-    check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
-
-
-def _stochastic_policy_spaces(env, algo):
-    observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
-    check_discrete_or_box(env.action_space, algo)
-
-
-ALGOS = {name: (module, fn) for name, (module, fn, _) in ALGORITHM_SOURCES.items()}
-LOOPS = {name: loop.rsplit('.', 1)[-1] for name, (_, _, loop) in ALGORITHM_SOURCES.items()}
-SPACE_CHECKS = {'off_policy': _off_policy_spaces,
-                'on_policy': _stochastic_policy_spaces}
-
-
-def get_algo(name):
-    """The algorithm function registered as ``name``."""
-    module, fn = ALGOS[name]
-    return getattr(importlib.import_module(module), fn)
-
-
-def parameters(name):
-    """The flags of algorithm ``name`` (``spinup_tf.utils.flags.algorithm_parameters``):
-    its signature's parameters, with ``**options`` replaced by its loop's ``OPTIONS``, read
-    from the source, so ``--help`` and argument errors answer without TensorFlow."""
-    return algorithm_parameters(name)
-
-
-def option_help(name):
-    """``{option: comment}`` of the options of ``name``'s loop (its ``OPTIONS``)."""
-    return option_comments(ALGORITHM_SOURCES[name][2])
-
-
-def algo_docstring(name):
-    """The docstring of algorithm ``name``, read from its source."""
-    module, fn = ALGOS[name]
-    return docstring(module, fn)
-
-
-def check_spaces(name, env):
-    """Raise ``UserInputError`` when algorithm ``name`` cannot handle ``env``'s spaces."""
-    SPACE_CHECKS[LOOPS[name]](env, name)
+from spinup_tf.utils.registry import (ALGOS, LOOPS, SPACE_CHECKS, get_algo,  # noqa: F401
+                                      parameters, option_help, algo_docstring, check_spaces)

@@ -24,7 +24,7 @@ hook                   when the loop calls it                       the default
 ``stored_reward``      each on-policy step: the reward stored       the step's reward
 ``terminal_value``     a terminal on-policy path: its last value    0
 ``ready_to_update``    each off-policy step: updates may start?     ``t >= update_after``
-``update_index``       each update: the ``j`` the algorithm sees    ``j``
+``update_schedule``    once: the algorithm's ``update(j)``          unchanged
 ``transform_batch``    once, in the graph: every update's batch     unchanged
 ``optimizer``          once per optimizer the algorithm builds      ``AdamOptimizer(lr)``
 ``actor_critic``       once: wraps the on-policy actor-critic       unchanged
@@ -49,8 +49,6 @@ A hook object carries ``flags``, the settings that chose its behaviour (recorded
 ``config.json``), and ``state``, a JSON-able dict the loop checkpoints with its own, so a
 resumed run continues a stateful hook where it was.
 """
-from spinup_tf.loops.noise import NoisyPolicy
-
 
 class Hooks:
     """Spinning Up's behaviour at every hook point (see the module's table).
@@ -93,9 +91,10 @@ class Hooks:
         actions; ``--spinning_up_start_steps True`` does the same.)"""
         return t < start_steps
 
-    def explore(self, act, noise, act_low, act_high):
-        """The training-time policy of a deterministic actor: ``act(o)`` plus ``noise``."""
-        return NoisyPolicy(act, noise, act_low, act_high)
+    def explore(self, policy):
+        """The training-time policy of a deterministic actor, given the loop's ``policy``
+        (``spinup_tf.loops.off_policy.NoisyPolicy``: ``clip(act(o) + noise)``)."""
+        return policy
 
     # ---- each step ------------------------------------------------------------------------
     def terminal(self, terminated, truncated, ep_len):
@@ -135,10 +134,10 @@ class Hooks:
             return replay_buffer.size >= self.p.update_after
         return t >= self.p.update_after
 
-    def update_index(self, j):
-        """The index an off-policy algorithm's ``update(train, j)`` sees for the ``j``-th
-        update of a window."""
-        return j
+    def update_schedule(self, update):
+        """The off-policy algorithm's ``update(j) -> names`` as the loop runs it (``j``
+        counts the updates of a round from 0)."""
+        return update
 
     transform_batch = None
     """None, or ``f(batch) -> batch`` applied in the graph to every update's batch."""
@@ -203,21 +202,3 @@ class Hooks:
 
     def log_extra(self, logger, loop):
         """Log extra columns after the algorithm's, before ``Time``."""
-
-
-def counted_update(update, hooks):
-    """``update(j)`` seen through ``hooks.update_index``; ``update`` itself when the hooks
-    keep Spinning Up's count."""
-    if type(hooks).update_index is Hooks.update_index:
-        return update
-
-    def counted(j):
-        return update(hooks.update_index(j))
-    return counted
-
-
-def split_config(algo, config, options, loop_parameters):
-    """``spinup_tf.utils.run_setup.split_config`` with Spinning Up's :class:`Hooks` as the
-    default hooks."""
-    from spinup_tf.utils.run_setup import split_config as split  # imports TensorFlow
-    return split(algo, config, options, loop_parameters, Hooks)

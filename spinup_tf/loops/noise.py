@@ -5,7 +5,8 @@ DDPG and TD3 learn a deterministic policy ``mu(s)``, so they explore by acting w
 off-policy loop (``spinup_tf.loops.off_policy``) takes the noise as a callable
 ``noise(act_dim) -> np.ndarray (act_dim,)`` and calls its ``reset()``, when it has one, at the
 start of every episode. Every process here is such a callable with a ``reset()`` (a no-op for
-the memoryless ones), so any of them can be passed as ``noise=``.
+the memoryless ones), so any of them can be passed as ``noise=``. A run imports this module
+only when ``--noise`` names another process than Spinning Up's Gaussian.
 
 All of them draw from numpy's global RNG (``np.random``), which the algorithms seed with
 ``np.random.seed(seed)``: the same seed gives the same noise.
@@ -14,7 +15,8 @@ All of them draw from numpy's global RNG (``np.random``), which the algorithms s
 ``make_noise`` kind               process
 ================================  =======================================================
 ``'gaussian'``                    :class:`GaussianNoise`: ``scale * N(0, I)``, i.i.d. in
-                                  time. Spinning Up's default (``act_noise=0.1``).
+                                  time. Spinning Up's default (``act_noise=0.1``), which
+                                  the loop's ``NoisyPolicy`` draws itself.
 ``'uniform'``                     :class:`UniformBiasedNoise`: ``scale * U[0, 1)``, the
                                   biased: it always pushes actions *up*.
 ``'ou'``                          :class:`OrnsteinUhlenbeckNoise`: the OU process,
@@ -398,58 +400,3 @@ def exploration_noise(kind, scale, act_dim, episode_len=1000):
         return make_noise(kind, scale, act_dim, **kwargs)
     except ValueError as e:
         raise UserInputError(str(e)) from None
-
-
-class NoisyPolicy:
-    """Training-time actions of a deterministic policy: ``clip(act(o) + scale * noise,
-    low, high)``.
-
-    ``reset()`` (called at the start of every episode) resets the noise process, which
-    matters for the temporally correlated ones (OU, coloured noise).
-
-    Args:
-        act: ``act(o) -> (act_dim,)``, the deterministic policy.
-        noise: a process of this module (``noise(act_dim) -> (act_dim,)``).
-        act_low, act_high: ``(act_dim,)`` bounds of the env's actions.
-        scale: multiplies the noise (a number or ``(act_dim,)``): 1 draws it in env action
-            units.
-        clip (bool): clip the noisy action to the bounds (False: the env and the buffer get
-            it as it is).
-    """
-
-    def __init__(self, act, noise, act_low, act_high, scale=1.0, clip=True):
-        self.act, self.noise = act, noise
-        self.act_low, self.act_high = act_low, act_high
-        self.act_dim = int(np.prod(act_low.shape))
-        self.scale, self.clip = scale, clip
-
-    def __call__(self, o):
-        a = self.act(o) + self.scale * self.noise(self.act_dim)
-        return np.clip(a, self.act_low, self.act_high) if self.clip else a
-
-    def reset(self):
-        self.noise.reset()
-
-
-def noise_state(noise):
-    """JSON-able process state of an exploration noise (its array, number and None
-    attributes; ``{}`` for none): what lets a resumed run continue OU's ``x``."""
-    if noise is None:
-        return {}
-    out = {}
-    for k, v in vars(noise).items():
-        if isinstance(v, np.ndarray):
-            out[k] = {'array': v.tolist(), 'dtype': v.dtype.str}
-        elif v is None or isinstance(v, (bool, int, float, np.integer, np.floating)):
-            out[k] = {'value': v.item() if isinstance(v, np.generic) else v}
-    return out
-
-
-def load_noise_state(noise, state):
-    """Put :func:`noise_state`'s ``state`` back into ``noise``."""
-    if noise is None or not state:
-        return
-    for k, v in state.items():
-        setattr(noise, k, np.asarray(v['array'], dtype=np.dtype(v['dtype']))
-                if 'array' in v else v['value'])
-

@@ -25,24 +25,21 @@ The updates run one of two ways (the ``fused`` option):
 Where a run must behave unlike Spinning Up (a source document's quirks), it passes
 ``hooks`` (``spinup_tf.loops.hooks``); the loop calls them at named points.
 """
-import os.path as osp
 from types import SimpleNamespace
 
 import numpy as np
-from gymnasium.spaces import Discrete
 
 from spinup_tf.utils.tf1 import tf, lazy_callable
-from spinup_tf.utils.envs import observation_shape, box_action_bounds, check_action_space
-from spinup_tf.utils.flags import OFF_POLICY_ACTIONS, IMAGE_ALGORITHMS
-from spinup_tf.utils.errors import UserInputError, check_positive_ints
+from spinup_tf.utils.envs import observation_shape, off_policy_actions
+from spinup_tf.utils.flags import IMAGE_ALGORITHMS
+from spinup_tf.utils.run_checks import check_off_policy_run, check_noise_option
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
-from spinup_tf.loops.hooks import counted_update
-from spinup_tf.loops.noise import exploration_noise, noise_state, load_noise_state
-from spinup_tf.loops.replay_buffer import ReplayBuffer, FrameStackReplayBuffer, MIN_SLOTS
 from spinup_tf.utils.atari import is_atari_env
-from spinup_tf.utils.run_setup import Setup
-from spinup_tf.loops.hooks import split_config
+from spinup_tf.utils.run_setup import Setup, split_config
+from spinup_tf.utils.checkpoint import noise_state, load_noise_state
+from spinup_tf.loops.hooks import Hooks
+from spinup_tf.loops.replay_buffer import ReplayBuffer
 from spinup_tf.loops.skeleton import EpochLoop
 
 OPTIONS = dict(
@@ -56,8 +53,6 @@ OPTIONS = dict(
     normalize_rew=False,          # rewards / running std of the discounted return (same)
 )
 """The loop's options (flags of every off-policy algorithm besides its own parameters)."""
-
-VIDEO_SEED_OFFSET = 20000  # the videos' episodes differ from the training and test ones
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'replay_size', 'batch_size',
                    'start_steps', 'update_after', 'update_every', 'num_test_episodes',
@@ -84,46 +79,33 @@ class Run:
 
     def __init__(self, algo, env_fn, config):
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
-                                                                LOOP_PARAMETERS)
+                                                                LOOP_PARAMETERS, Hooks)
         self.hooks.bind(self.p, self.options, True, config)
-        exploration_noise(self.options.noise, 0.1, None)  # a bad kind fails before any write
         self.actor_critic = config['actor_critic']
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
-        if self.act_noise is None and self.options.noise != OPTIONS['noise']:
-            raise UserInputError('--noise shapes the exploration noise of a deterministic '
-                                 'policy (ddpg, td3); %s explores %s' % (
-                                     algo, 'epsilon-greedily' if 'eps_end' in config
-                                     else 'by sampling its own policy'))
-        p = self.p
+        if str(self.options.noise).lower() != OPTIONS['noise']:  # checked before any write
+            self.exploration_noise(None)
+            check_noise_option(algo, self.act_noise, self.options.noise)
 
         def check(env):
-            _check(env, algo, p, self.options)
+            check_off_policy_run(env, algo, self.p, self.options)
             self.hooks.check_env(env)
-        self.setup = Setup(algo, env_fn, config, check,
-                           n_envs=2,
+        self.setup = Setup(algo, env_fn, config, check, n_envs=2,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env, self.test_env = self.setup.envs
-        if self.options.videos and getattr(self.env, 'spec', None) is None:
-            raise UserInputError('--videos needs an env made by gymnasium.make (it records a '
-                                 'fresh one with render_mode="rgb_array"); this env_fn\'s env '
-                                 'has no spec')
         self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})
         # (H, W, C) or (C, H, W) for image observations, stored as the env gives them (uint8)
         self.obs_dim = observation_shape(self.env.observation_space, algo,
                                          images=algo in IMAGE_ALGORITHMS)
         self.images = isinstance(self.obs_dim, tuple)
-        self.discrete = isinstance(self.env.action_space, Discrete)
-        if self.discrete:  # actions are stored and fed one-hot: act_dim is their number
-            self.act_dim = int(self.env.action_space.n)
-            self.act_low = self.act_high = None
-            self.policy_space = self.env.action_space
-        else:
-            self.act_low, self.act_high = box_action_bounds(self.env.action_space, algo)
-            self.act_dim = self.act_low.shape[0]
-            self.policy_space = self.hooks.policy_space(self.env.action_space)
-        self.gradient_steps = config.get('gradient_steps', p.update_every)
+        # Discrete actions (DQN, SAC) are stored and fed one-hot: act_dim is their number
+        self.discrete, self.act_dim, self.act_low, self.act_high = off_policy_actions(
+            self.env.action_space, algo)
+        self.policy_space = self.env.action_space if self.discrete \
+            else self.hooks.policy_space(self.env.action_space)
+        self.gradient_steps = config.get('gradient_steps', self.p.update_every)
         # The actor-critic gets the action space (its bounds scale the policy's output)
         self.ac_kwargs = dict(config.get('ac_kwargs') or {}, action_space=self.policy_space)
 
@@ -155,112 +137,120 @@ class Run:
                 steps once updates have started (DQN's target network), after that step's
                 updates.
         """
-        update = counted_update(update, self.hooks)
+        update = self.hooks.update_schedule(update)
         with self.graph.as_default():
-            fed = batch if self.hooks.transform_batch is None else \
-                self.hooks.transform_batch(dict(batch))
-            lists = train_ops(fed)
-        engine, replay_buffer = self._build_engine(train_ops, update, lists, batch, act,
-                                                   explore)
+            lists = train_ops(batch if self.hooks.transform_batch is None
+                              else self.hooks.transform_batch(dict(batch)))
+            # --fused True: the fast engine builds its window in the graph now
+            engine = self.fast_engine(train_ops, update, lists, batch, act, explore) \
+                if self.options.fused else None
+        replay_buffer = engine.replay_buffer if getattr(engine, 'replay_buffer', None) \
+            is not None else self.numpy_replay_buffer()
         sess = self.setup.start_session(*saved, init_ops=init_ops)
-        act_fn, explore_fn, update_window, on_restore = self._start_engines(
-            sess, batch, act, explore, lists, update, engine, replay_buffer)
-        if target_update is not None:
-            op, interval = target_update
-            target_update = (sess.make_callable(op), interval)
+
+        # Spinning Up's way: the graph acts, and each update's lists run by sess.run
+        act_fn = graph_policy(sess, batch['obs1'], act)
+        explore_fn = graph_policy(sess, batch['obs1'], explore) if explore is not None else None
+        train_fn = plain_updates(sess, lists, update, batch, replay_buffer, self.p.batch_size,
+                                 self.logger)
+        on_restore = None
+        if engine is not None:  # its numpy mirror acts, and its window updates
+            act_fn, explore_fn, train_fn, on_restore = engine.start(sess, act_fn, explore_fn,
+                                                                    train_fn)
+        if explore_fn is None:  # DQN acts greedily between its epsilon-greedy random actions
+            explore_fn = act_fn if self.discrete else self.noisy_policy(act_fn)
 
         keys = sorted(k for fetches in lists.values() for k in fetches
                       if not isinstance(fetches[k], tf.Operation))
-        agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=update_window,
+        agent = SimpleNamespace(act=act_fn, explore=explore_fn, train=train_fn,
                                 random_action=self.policy_space.sample,
                                 log_diagnostics=log_diagnostics, finite_keys=keys,
-                                on_restore=on_restore, epsilon=epsilon,
-                                target_update=target_update)
-        loop = OffPolicyLoop(self, agent, replay_buffer)
+                                on_restore=on_restore)
+        if epsilon is None:
+            loop = OffPolicyLoop(self, agent, replay_buffer)
+        else:
+            from spinup_tf.loops.epsilon_greedy import EpsilonGreedyLoop
+            loop = EpsilonGreedyLoop(self, agent, replay_buffer, epsilon, target_update, sess)
         try:
             loop.run()
             if self.options.videos and loop.finished:
-                self.record_videos(_graph_policy(sess, batch['obs1'], act),
-                                   self.options.videos)
+                from spinup_tf.utils.video import record_run_videos
+                record_run_videos(self, graph_policy(sess, batch['obs1'], act))
         finally:
             sess.close()
 
-    def _build_engine(self, train_ops, update, lists, batch, act, explore):
-        """``(engine, replay_buffer)``: the fast engine (``--fused True``) and its graph
-        replay buffer when its window runs the updates; else None and a numpy buffer (Atari
-        frames kept once each)."""
-        options, p, hooks = self.options, self.p, self.hooks
-        if options.fused:
-            import spinup_tf.fast as fast
-            with self.graph.as_default():
-                shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
-                                 if isinstance(v, tf.Tensor)}
-                          for name, fetches in lists.items()}
-                engine = fast.FastEngine(self, train_ops, update, batch, act, explore, shapes,
-                                         hooks.transform_batch)
-            if engine.replay_buffer is not None:
-                return engine, engine.replay_buffer
-        else:
-            engine = None
-        if self.images and is_atari_env(self.env):  # each frame of the stacks once
-            return engine, FrameStackReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
-                                                  hooks.sample_with_replacement)
-        return engine, ReplayBuffer(
-            self.obs_dim, self.act_dim, p.replay_size, hooks.sample_with_replacement,
-            obs_dtype=self.env.observation_space.dtype if self.images else np.float32)
+    def fast_engine(self, train_ops, update, lists, batch, act, explore):
+        """The fast engine (``spinup_tf.fast.FastEngine``), built in the graph."""
+        import spinup_tf.fast as fast
+        shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
+                         if isinstance(v, tf.Tensor)}
+                  for name, fetches in lists.items()}
+        return fast.FastEngine(self, train_ops, update, batch, act, explore, shapes,
+                               self.hooks.transform_batch)
 
-    def _start_engines(self, sess, batch, act, explore, lists, update, engine, replay_buffer):
-        """On the started session: ``(act, explore, update_window, on_restore)`` for the loop.
-        The acting functions are the graph's, or the fast engine's numpy mirror; ``explore``
-        adds the exploration noise to ``act`` unless the algorithm samples its own (SAC) or
-        acts greedily between its epsilon-greedy random actions (DQN)."""
-        act_fn = _graph_policy(sess, batch['obs1'], act)
-        explore_fn = _graph_policy(sess, batch['obs1'], explore) if explore is not None \
-            else None
-        update_window = plain_updates(sess, lists, update, batch, replay_buffer,
-                                      self.p.batch_size, self.logger)
-        on_restore = None
-        if engine is not None:
-            act_fn, explore_fn, update_window, on_restore = engine.start(
-                sess, act_fn, explore_fn, update_window)
-        if explore_fn is None and self.discrete:
-            explore_fn = act_fn  # greedy (epsilon-greedy's random actions are the loop's)
-        elif explore_fn is None:
-            noise = exploration_noise(self.options.noise, self.act_noise, self.act_dim,
-                                      self.p.max_ep_len)
-            explore_fn = self.hooks.explore(act_fn, noise, self.act_low, self.act_high)
-        return act_fn, explore_fn, update_window, on_restore
+    def numpy_replay_buffer(self):
+        """Spinning Up's numpy ``ReplayBuffer`` (Atari frame stacks: each frame once)."""
+        p, hooks = self.p, self.hooks
+        if self.images and is_atari_env(self.env):
+            from spinup_tf.loops.frame_stack_buffer import FrameStackReplayBuffer
+            return FrameStackReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
+                                          hooks.sample_with_replacement)
+        return ReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
+                            hooks.sample_with_replacement,
+                            obs_dtype=self.env.observation_space.dtype if self.images
+                            else np.float32)
 
-    def record_videos(self, act, episodes):
-        """``episodes`` deterministic episodes of the final policy, recorded to
-        ``<run>/videos/episode-<i>.mp4`` (fresh envs, ``render_mode='rgb_array'``), with the
-        observations normalised as in training."""
-        from spinup_tf.utils.video import record_episodes
-        from spinup_tf.utils.normalize import observation_normalizer, MODEL_KEY
-        stats = self.logger.model_extras.get(MODEL_KEY)
-        normalize = observation_normalizer({MODEL_KEY: stats.state_dict()} if stats else {})
-        out = osp.join(self.logger.output_dir, 'videos')
-        results = record_episodes(self.env.spec.id, self.env_kwargs,
-                                  lambda o: act(normalize(o)), out, episodes, self.p.max_ep_len,
-                                  self.p.seed + VIDEO_SEED_OFFSET)
-        for path, ep_ret, ep_len in results:
-            print('Video %s \t EpRet %.3f \t EpLen %d' % (path, ep_ret, ep_len))
+    def noisy_policy(self, act):
+        """The training action of a deterministic policy: ``act(o)`` plus the ``--noise``
+        process, clipped (:class:`NoisyPolicy`), as the hooks shape it."""
+        noise = None if str(self.options.noise).lower() == OPTIONS['noise'] \
+            else self.exploration_noise(self.act_dim)  # None: Spinning Up's Gaussian
+        return self.hooks.explore(NoisyPolicy(act, self.act_noise, self.act_low,
+                                              self.act_high, noise))
+
+    def exploration_noise(self, act_dim):
+        """The ``--noise`` process of ``spinup_tf.loops.noise`` other than Spinning Up's
+        Gaussian (an unknown kind is a ``UserInputError``)."""
+        from spinup_tf.loops.noise import exploration_noise
+        return exploration_noise(self.options.noise, self.act_noise or 0.1, act_dim,
+                                 self.p.max_ep_len)
 
 
-def _check(env, algo, p, options):
-    obs = observation_shape(env.observation_space, algo, images=algo in IMAGE_ALGORITHMS)
-    if isinstance(obs, tuple) and options.normalize_obs:
-        raise UserInputError('--normalize_obs is for flat observations; images are scaled to '
-                             '[0, 1] by the network')
-    check_action_space(env.action_space, algo, OFF_POLICY_ACTIONS.get(algo, ('box',)))
-    check_positive_ints(steps_per_epoch=p.steps_per_epoch, epochs=p.epochs,
-                        batch_size=p.batch_size, replay_size=p.replay_size)
-    if p.replay_size < MIN_SLOTS:
-        raise UserInputError('replay_size must be at least %d, got %r' % (MIN_SLOTS,
-                                                                        p.replay_size))
-    if isinstance(p.batch_size, int) and p.batch_size > p.replay_size:
-        raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
-                             '(replay_size %d)' % (p.batch_size, p.replay_size))
+class NoisyPolicy:
+    """The training-time action of a deterministic policy (DDPG, TD3), Spinning Up's
+    ``get_action(o, act_noise)``::
+
+        a = clip(act(o) + scale * noise, act_low, act_high),   noise ~ act_noise * N(0, I)
+
+    ``reset()`` (called at the start of every episode) resets the noise process, which
+    matters for the temporally correlated ones (OU, coloured noise).
+
+    Args:
+        act: ``act(o) -> (act_dim,)``, the deterministic policy.
+        act_noise (float): the std of Spinning Up's Gaussian noise.
+        act_low, act_high: ``(act_dim,)`` bounds of the env's actions.
+        noise: None (Spinning Up's Gaussian), or a process of ``spinup_tf.loops.noise``
+            (``noise(act_dim) -> (act_dim,)`` with a ``reset()``), which replaces it.
+        scale: multiplies the noise (a number or ``(act_dim,)``): 1 draws it in env action
+            units.
+        clip (bool): clip the noisy action to the bounds (False: the env and the buffer get
+            it as it is).
+    """
+
+    def __init__(self, act, act_noise, act_low, act_high, noise=None, scale=1.0, clip=True):
+        self.act, self.act_noise, self.act_low, self.act_high = act, act_noise, act_low, act_high
+        self.noise, self.scale, self.clip = noise, scale, clip
+        self.act_dim = act_low.shape[0]
+
+    def __call__(self, o):
+        noise = self.act_noise * np.random.randn(self.act_dim) if self.noise is None \
+            else self.noise(self.act_dim)
+        a = self.act(o) + self.scale * noise
+        return np.clip(a, self.act_low, self.act_high) if self.clip else a
+
+    def reset(self):
+        if self.noise is not None:
+            self.noise.reset()
 
 
 def plain_updates(sess, lists, update, batch, replay_buffer, batch_size, logger):
@@ -282,7 +272,7 @@ def plain_updates(sess, lists, update, batch, replay_buffer, batch_size, logger)
     return train
 
 
-def _graph_policy(sess, x_ph, tensor):
+def graph_policy(sess, x_ph, tensor):
     """``f(o)``: ``tensor`` at one observation, one ``sess.run`` (its callable is made at the
     first call: the fast engine's numpy mirror usually acts instead)."""
     fn = lazy_callable(sess, tensor, [x_ph])
@@ -298,16 +288,15 @@ class OffPolicyLoop(EpochLoop):
     ``agent`` (see ``EpochLoop``) also has ``explore(o)`` (the training action after
     ``start_steps``; its ``reset()``, if any, at each episode start), ``random_action()``
     (before), ``train(n)`` (``n`` gradient steps on the replay buffer, storing diagnostics
-    in the logger), ``on_restore`` (called after a checkpoint loaded, or None), and
-    ``epsilon`` and ``target_update`` (see ``Run.train``; None for all but DQN).
+    in the logger) and ``on_restore`` (called after a checkpoint loaded, or None). DQN's
+    loop (``spinup_tf.loops.epsilon_greedy``) overrides :meth:`acts_at_random` and
+    :meth:`after_updates`.
     """
 
     def __init__(self, run, agent, replay_buffer):
         super().__init__(run, agent, replay_buffer)
         self.options, self.replay_buffer = run.options, replay_buffer
         self.gradient_steps = getattr(run, 'gradient_steps', run.p.update_every)
-        self.epsilon = getattr(agent, 'epsilon', None)
-        self.target_update = getattr(agent, 'target_update', None)
         # What the buffer stores of an action: a Discrete one as its one-hot row
         self.stored_action = (np.eye(run.act_dim, dtype=np.float32).__getitem__
                               if getattr(run, 'discrete', False) else (lambda a: a))
@@ -367,9 +356,8 @@ class OffPolicyLoop(EpochLoop):
         for t in range(t0, total_steps):
             check_stop()  # Ctrl-C / SIGTERM take effect here, between two steps
             # Until start_steps have elapsed, sample actions uniformly at random for better
-            # exploration (the action space is seeded). Afterwards, explore with the policy
-            # (DQN: epsilon-greedy, a random action with probability epsilon(t)).
-            if hooks.random_action_now(t, p.start_steps) or self.epsilon_says_random(t):
+            # exploration (the action space is seeded). Afterwards, explore with the policy.
+            if self.acts_at_random(t):
                 a = agent.random_action()
             else:
                 a = agent.explore(o)
@@ -401,11 +389,7 @@ class OffPolicyLoop(EpochLoop):
                     and hooks.ready_to_update(t, replay_buffer):
                 agent.train(self.gradient_steps * self.options.updates_per_step)
 
-            # DQN: the target network follows the main one every target_update_interval steps
-            if self.target_update is not None and t % self.target_update[1] == 0 \
-                    and hooks.ready_to_update(t, replay_buffer):
-                self.target_update[0]()
-
+            self.after_updates(t)
             progress(t + 1)
             # End of epoch wrap-up
             if hooks.epoch_due(t, episode_end):
@@ -418,14 +402,13 @@ class OffPolicyLoop(EpochLoop):
             self.end_without_row()
         progress.finish()
 
-    def epsilon_says_random(self, t):
-        """Epsilon-greedy: whether step ``t`` acts at random (probability ``epsilon(t)``,
-        drawn from numpy's global RNG, which checkpoints keep); never without ``epsilon``."""
-        return self.epsilon is not None and np.random.random_sample() < self.epsilon(t)
+    def acts_at_random(self, t):
+        """Whether step ``t`` (0-based) takes a uniform-random action: during the first
+        ``start_steps`` (the ``random_action_now`` hook)."""
+        return self.hooks.random_action_now(t, self.p.start_steps)
 
-    def log_columns(self):
-        if self.epsilon is not None:
-            self.logger.log_tabular('Epsilon', self.epsilon(self.state['t']))
+    def after_updates(self, t):
+        """Called after step ``t``'s updates, before the epoch may end."""
 
     def take_restarted(self, o):
         """``o``, or the first observation of the episode a hook restarted."""

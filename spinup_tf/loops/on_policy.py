@@ -56,9 +56,8 @@ from spinup_tf.utils.flags import IMAGE_ALGORITHMS
 from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
-from spinup_tf.loops.skeleton import deterministic_action
-from spinup_tf.utils.run_setup import Setup
-from spinup_tf.loops.hooks import split_config
+from spinup_tf.utils.run_setup import Setup, split_config
+from spinup_tf.loops.hooks import Hooks
 from spinup_tf.loops.skeleton import EpochLoop
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
@@ -101,7 +100,7 @@ class Run:
 
     def __init__(self, algo, env_fn, config, choices=None):
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
-                                                                LOOP_PARAMETERS)
+                                                                LOOP_PARAMETERS, Hooks)
         self.hooks.bind(self.p, self.options, False, config)
         self.num_test_episodes = self.options.num_test_episodes
 
@@ -206,6 +205,14 @@ class Run:
                                 new_policy=new_policy, log_diagnostics=log_diagnostics,
                                 finite_keys=FINITE_KEYS, closers=[sess])
         OnPolicyLoop(self, agent, buf).run()
+
+
+def deterministic_action(info, action_space):
+    """The on-policy actor-critic's deterministic action from its ``info``: ``mu`` for a
+    Box action space (the Gaussian's mean), ``argmax`` of ``logp_all`` for a Discrete one."""
+    if not isinstance(action_space, Box):
+        return tf.argmax(info['logp_all'], axis=1, output_type=tf.int32)
+    return info['mu']
 
 
 def _test_policy(sess, x_ph, mu, space, clip):

@@ -20,7 +20,6 @@ from collections import namedtuple
 import numpy as np
 
 from spinup_tf.loops.hooks import Hooks
-from spinup_tf.loops.noise import NoisyPolicy
 from spinup_tf.utils.errors import UserInputError
 
 Flag = namedtuple('Flag', 'default loops help')
@@ -171,10 +170,11 @@ class UnclippedOrUnitNoise:
                                  '(ddpg, td3); this algorithm adds none'
                                  % (' and '.join(names), 'shape' if len(names) > 1 else 'shapes'))
 
-    def explore(self, act, noise, act_low, act_high):
-        scale = (act_high - act_low) / 2 if self.flags.get('noise_in_unit_actions') else 1.0
-        return NoisyPolicy(act, noise, act_low, act_high, scale=scale,
-                           clip=not self.flags.get('store_unclipped_actions'))
+    def explore(self, policy):
+        if self.flags.get('noise_in_unit_actions'):
+            policy.scale = (policy.act_high - policy.act_low) / 2
+        policy.clip = not self.flags.get('store_unclipped_actions')
+        return policy
 
 
 # ============================================================================================
@@ -303,8 +303,9 @@ class UpdateCountFrom:
     self.policy_target_update_interval == 0:``): the delayed policy and target updates come
     on the 3rd, 6th, ... update, not the 1st, 4th, ..."""
 
-    def update_index(self, j):
-        return j + int(self.flags['update_count_from'])
+    def update_schedule(self, update):
+        offset = int(self.flags['update_count_from'])
+        return lambda j: update(j + offset)
 
 
 class SampleWithoutReplacement:

@@ -289,7 +289,7 @@ class PolicySpec:
         a_ph = placeholder_from_space(self.act_space)
         outputs = self.actor_critic(x_ph, a_ph, action_space=self.act_space, **self.ac_kwargs)
         info = outputs[3]
-        if isinstance(self.act_space, Discrete):  # loops.skeleton.deterministic_action
+        if isinstance(self.act_space, Discrete):  # loops.on_policy.deterministic_action
             return tf.argmax(info['logp_all'], axis=1, output_type=tf.int32), x_ph
         return info['mu'], x_ph
 

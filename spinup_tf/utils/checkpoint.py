@@ -343,6 +343,29 @@ def _variables_problem(copy):
     return None
 
 
+def noise_state(noise):
+    """JSON-able process state of an exploration noise (its array, number and None
+    attributes; ``{}`` for none): what lets a resumed run continue OU's ``x``."""
+    if noise is None:
+        return {}
+    out = {}
+    for k, v in vars(noise).items():
+        if isinstance(v, np.ndarray):
+            out[k] = {'array': v.tolist(), 'dtype': v.dtype.str}
+        elif v is None or isinstance(v, (bool, int, float, np.integer, np.floating)):
+            out[k] = {'value': v.item() if isinstance(v, np.generic) else v}
+    return out
+
+
+def load_noise_state(noise, state):
+    """Put :func:`noise_state`'s ``state`` back into ``noise``."""
+    if noise is None or not state:
+        return
+    for k, v in state.items():
+        setattr(noise, k, np.asarray(v['array'], dtype=np.dtype(v['dtype']))
+                if 'array' in v else v['value'])
+
+
 class Checkpointer:
     """Saves and restores everything a training loop needs to continue.
 

@@ -334,6 +334,17 @@ def box_action_bounds(space, algo):
     return low, high
 
 
+def off_policy_actions(space, algo):
+    """What an off-policy loop needs of an action space: ``(discrete, act_dim, low, high)``.
+    ``Discrete``: actions are stored and fed one-hot, so ``act_dim`` is their number and the
+    bounds are None. A bounded ``Box``: ``act_dim`` is its size and the bounds are
+    :func:`box_action_bounds`'s ``(act_dim,)`` float32 arrays."""
+    if isinstance(space, Discrete):
+        return True, int(space.n), None, None
+    low, high = box_action_bounds(space, algo)
+    return False, low.shape[0], low, high
+
+
 def check_action_space(space, algo, kinds=('box',)):
     """For off-policy algorithms: ``space`` is one of ``kinds`` (``'box'``: a bounded flat
     ``Box``, see :func:`box_action_bounds`; ``'discrete'``: a ``Discrete`` space)."""

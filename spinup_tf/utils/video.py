@@ -157,6 +157,29 @@ class RenderedEnv:
         return value
 
 
+VIDEO_SEED_OFFSET = 20000  # a run's videos' episodes differ from its training and test ones
+
+
+def record_run_videos(run, act):
+    """At the end of a run (``--videos N``): ``N`` deterministic episodes of ``act(o)``, its
+    final policy, recorded to ``<run>/videos/episode-<i>.mp4`` on fresh envs
+    (``render_mode='rgb_array'``), with the observations normalised as in training.
+
+    Args:
+        run: the loop's ``Run`` (its ``logger``, ``env``, ``env_kwargs``, ``p``, ``options``).
+        act: ``(obs_dim,)`` observation to action.
+    """
+    from spinup_tf.utils.normalize import observation_normalizer, MODEL_KEY
+    stats = run.logger.model_extras.get(MODEL_KEY)
+    normalize = observation_normalizer({MODEL_KEY: stats.state_dict()} if stats else {})
+    out = osp.join(run.logger.output_dir, 'videos')
+    results = record_episodes(run.env.spec.id, run.env_kwargs, lambda o: act(normalize(o)),
+                              out, run.options.videos, run.p.max_ep_len,
+                              run.p.seed + VIDEO_SEED_OFFSET)
+    for path, ep_ret, ep_len in results:
+        print('Video %s \t EpRet %.3f \t EpLen %d' % (path, ep_ret, ep_len))
+
+
 def _serve(conn, env_id, env_kwargs, folder):
     """The child of :class:`RenderedEnv`: make the env and answer its commands."""
     use_headless_rendering()
