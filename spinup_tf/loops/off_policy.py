@@ -30,9 +30,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from spinup_tf.utils.tf1 import tf, lazy_callable
-from spinup_tf.utils.envs import observation_shape, off_policy_actions
-from spinup_tf.utils.flags import IMAGE_ALGORITHMS
-from spinup_tf.utils.run_checks import check_off_policy_run, check_noise_option
+from spinup_tf.utils.envs import off_policy_actions
+from spinup_tf.utils.run_checks import (check_off_policy_run, check_off_policy_spaces,
+                                        check_noise_option)
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
 from spinup_tf.utils.atari import is_atari_env
@@ -88,17 +88,15 @@ class Run:
             self.exploration_noise(None)
             check_noise_option(algo, self.act_noise, self.options.noise)
 
-        def check(env):
-            check_off_policy_run(env, algo, self.p, self.options)
-            self.hooks.check_env(env)
+        def check(env):  # on the first env, before anything is written
+            check_off_policy_run(env, algo, self.p, self.options, self.hooks)
         self.setup = Setup(algo, env_fn, config, check, n_envs=2,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env, self.test_env = self.setup.envs
         self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})
         # (H, W, C) or (C, H, W) for image observations, stored as the env gives them (uint8)
-        self.obs_dim = observation_shape(self.env.observation_space, algo,
-                                         images=algo in IMAGE_ALGORITHMS)
+        self.obs_dim = check_off_policy_spaces(self.env, algo)
         self.images = isinstance(self.obs_dim, tuple)
         # Discrete actions (DQN, SAC) are stored and fed one-hot: act_dim is their number
         self.discrete, self.act_dim, self.act_low, self.act_high = off_policy_actions(
@@ -191,7 +189,7 @@ class Run:
     def numpy_replay_buffer(self):
         """Spinning Up's numpy ``ReplayBuffer`` (Atari frame stacks: each frame once)."""
         p, hooks = self.p, self.hooks
-        if self.images and is_atari_env(self.env):
+        if self.images and is_atari_env(self.env):  # each frame of the stacks once
             from spinup_tf.loops.frame_stack_buffer import FrameStackReplayBuffer
             return FrameStackReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
                                           hooks.sample_with_replacement)

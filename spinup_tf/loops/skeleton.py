@@ -45,8 +45,8 @@ class EpochLoop:
         self.p, self.logger, self.hooks = run.p, run.logger, run.hooks
         self.env, self.test_env, self.agent = run.env, run.test_env, agent
         self.num_test_episodes = run.num_test_episodes
-        self.checkpointer = Checkpointer(self.logger, [self.env] + (
-            [self.test_env] if self.test_env is not None else []), store)
+        self.envs = [e for e in (self.env, self.test_env) if e is not None]
+        self.checkpointer = Checkpointer(self.logger, self.envs, store)
         self.state = dict(t=0, epoch=0, elapsed=0.0, hooks=self.hooks.state)
         self.episode = EpisodeRecorder(self.env)  # how to rebuild the open episode on resume
         self.finished = False  # the last epoch's row is written
@@ -56,8 +56,7 @@ class EpochLoop:
     # ---- the whole run ----------------------------------------------------------------
     def run(self):
         run_loop(self._loop, self.logger, self.checkpointer, self.state, self.save,
-                 [self.env] + ([self.test_env] if self.test_env is not None else [])
-                 + list(getattr(self.agent, 'closers', ())),
+                 self.envs + list(getattr(self.agent, 'closers', ())),
                  on_interrupt=self.interrupted_state)
 
     def _loop(self):

@@ -27,9 +27,10 @@ def check_stochastic_policy_spaces(env, algo):
     check_discrete_or_box(env.action_space, algo)
 
 
-def check_off_policy_run(env, algo, p, options):
+def check_off_policy_run(env, algo, p, options, hooks):
     """The off-policy loop's checks on its first env: the spaces, the budgets and sizes
-    (``p``: the loop's parameters) and the options that depend on the observations."""
+    (``p``: the loop's parameters), the options that depend on the env, and what the run's
+    ``hooks`` refuse (their ``check_env``)."""
     obs = check_off_policy_spaces(env, algo)
     if isinstance(obs, tuple) and options.normalize_obs:
         raise UserInputError('--normalize_obs is for flat observations; images are scaled to '
@@ -46,6 +47,7 @@ def check_off_policy_run(env, algo, p, options):
     if isinstance(p.batch_size, int) and p.batch_size > p.replay_size:
         raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
                              '(replay_size %d)' % (p.batch_size, p.replay_size))
+    hooks.check_env(env)
 
 
 def check_noise_option(algo, act_noise, noise_kind):
