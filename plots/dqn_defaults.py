@@ -19,11 +19,16 @@ Candidates (``CANDIDATES``) are settings tried before they become a default: a n
 algorithm, the env and the flags. They are run only when named, so the experiment behind an
 entry (or behind leaving one out) can be run again.
 
-``plots/dqn_defaults/RESULTS.md``: per env and label, each seed's final test return (the
-last of 10 evaluations of 10 greedy episodes), the mean of the last three, the best, and
-the zoo's published DQN result (rl-baselines3-zoo's benchmark.md: one run, its last model,
-deterministic) with the fraction of it reached, measured from the env's floor where returns
-are negative (Acrobot: -500, MountainCar: -200, the return of never reaching the goal).
+Each finished run's models then play ``EVAL_EPISODES`` greedy episodes (``run.py test_policy``):
+its last model (``final_eval.txt``), as the zoo evaluates its own, and the model of its best
+evaluation (``tf1_save_best/``, ``best_eval.txt``), which a run keeps for its user.
+
+``plots/dqn_defaults/RESULTS.md``: per env, DQN's two models per seed and their mean over
+seeds against the zoo's published DQN result (rl-baselines3-zoo's benchmark.md: one run, its
+last model, deterministic), as the fraction of it reached, measured from the env's floor where
+returns are negative (Acrobot: -500, MountainCar: -200, the return of never reaching the
+goal); how many seeds reach the issue's bar within the budget; the candidates' table; and per
+seed, the run's own last test (10 episodes), its last three and its best.
 """
 import argparse
 import ast
@@ -146,27 +151,35 @@ def command(label, algo, env_id, flags, seed):
 
 
 EVAL_EPISODES = 100
-EVAL_FILE = 'final_eval.txt'
+EVALS = {'final': ('final_eval.txt', []), 'best': ('best_eval.txt', ['--best'])}
+"""Each finished run's models tested on ``EVAL_EPISODES`` greedy episodes: ``final``, its
+last model (``tf1_save/``), as the zoo evaluates its own; ``best``, the model of its best
+evaluation (``tf1_save_best/``, the one a user keeps), on episodes it was not chosen on."""
+EVAL_FILE = EVALS['final'][0]
 
 
-def eval_command(folder, seed):
-    """The final model (``tf1_save/``) on ``EVAL_EPISODES`` greedy episodes of a fresh env,
-    as the zoo's benchmark evaluates its last model (there over 150k steps): a figure far
-    less noisy than the run's own last evaluation of 10 episodes."""
+def eval_command(folder, seed, which='final'):
+    """A model of the run (``which``, see ``EVALS``) on ``EVAL_EPISODES`` greedy episodes of
+    a fresh env, as the zoo's benchmark evaluates its last model (there over 150k steps): a
+    figure far less noisy than the run's own last evaluation of 10 episodes."""
     return [sys.executable, osp.join(ROOT, 'run.py'), 'test_policy', folder, '--norender',
-            '--episodes', str(EVAL_EPISODES), '--seed', str(10000 + seed)]
+            '--episodes', str(EVAL_EPISODES), '--seed', str(10000 + seed)] + EVALS[which][1]
 
 
-def final_eval(folder):
-    """The returns of the final model's evaluation (``EVAL_FILE``: test_policy's output), or
+def model_eval(folder, which='final'):
+    """The returns of a model's evaluation (its ``EVALS`` file: test_policy's output), or
     None where there is none (yet)."""
     try:
-        with open(osp.join(folder, EVAL_FILE)) as f:
+        with open(osp.join(folder, EVALS[which][0])) as f:
             returns = [float(l.split('EpRet')[1].split()[0]) for l in f
                        if l.startswith('Episode')]
     except OSError:
         return None
     return returns if len(returns) == EVAL_EPISODES else None
+
+
+def evaluated(folder):
+    return all(model_eval(folder, which) is not None for which in EVALS)
 
 
 def run_all(jobs, seeds):
@@ -175,7 +188,7 @@ def run_all(jobs, seeds):
         for label, algo, env_id, flags in jobs:
             folder = run_dir(label, env_id, seed)
             if not finished(folder, budget(algo, env_id, flags)) or \
-                    stale(folder, algo, env_id, flags) or final_eval(folder) is None:
+                    stale(folder, algo, env_id, flags) or not evaluated(folder):
                 todo.append((label, algo, env_id, flags, seed))
     print('%d runs to do' % len(todo), flush=True)
     stop, child = [], []
@@ -211,12 +224,16 @@ def run_all(jobs, seeds):
                     '%.1f' % v for v in r['AverageTestEpRet'])), flush=True)
         if stop or not finished(folder, steps):
             continue
-        with open(osp.join(folder, EVAL_FILE + '.tmp'), 'w') as out:
-            code = call(eval_command(folder, seed), log, out)
-        if code == 0:
-            os.replace(osp.join(folder, EVAL_FILE + '.tmp'), osp.join(folder, EVAL_FILE))
-            print('  final model, %d episodes: %.1f' % (
-                EVAL_EPISODES, sum(final_eval(folder)) / EVAL_EPISODES), flush=True)
+        for which, (name, _) in EVALS.items():
+            if stop or model_eval(folder, which) is not None:
+                continue
+            with open(osp.join(folder, name + '.tmp'), 'w') as out:
+                code = call(eval_command(folder, seed, which), log, out)
+            if code == 0:
+                os.replace(osp.join(folder, name + '.tmp'), osp.join(folder, name))
+                print('  %s model, %d episodes: %.1f' % (
+                    which, EVAL_EPISODES, sum(model_eval(folder, which)) / EVAL_EPISODES),
+                    flush=True)
     if stop:
         print('stopped by a signal: start the script again to continue', flush=True)
 
@@ -227,21 +244,27 @@ def measure(env_id, returns):
 
 
 def seed_figures(label, env_id, seeds, steps):
-    """``[(seed, final model's mean over EVAL_EPISODES, last evaluation, mean of the last 3,
-    best evaluation, its step)]`` of the finished runs (their budget reached, their final
-    model evaluated)."""
+    """``[(seed, final model's mean over EVAL_EPISODES, best model's mean, last evaluation,
+    mean of the last 3, best evaluation, its step)]`` of the finished runs (their budget
+    reached, their models evaluated)."""
     import numpy as np
     out = []
     for seed in range(seeds):
         folder = run_dir(label, env_id, seed)
-        r, ev = rows(folder), final_eval(folder)
-        if r is None or float(r['TotalEnvInteracts'][-1]) < steps or ev is None:
+        r = rows(folder)
+        if r is None or float(r['TotalEnvInteracts'][-1]) < steps or not evaluated(folder):
             continue
         test = r['AverageTestEpRet']
         k = int(np.argmax(test))
-        out.append((seed, float(np.mean(ev)), float(test[-1]), float(np.mean(test[-3:])),
-                    float(test[k]), int(r['TotalEnvInteracts'][k])))
+        out.append((seed, float(np.mean(model_eval(folder, 'final'))),
+                    float(np.mean(model_eval(folder, 'best'))), float(test[-1]),
+                    float(np.mean(test[-3:])), float(test[k]), int(r['TotalEnvInteracts'][k])))
     return out
+
+
+def of_zoo(env_id, mean):
+    """``mean`` as a fraction of the zoo's result, both measured from the env's floor."""
+    return measure(env_id, mean) / measure(env_id, ZOO_RESULTS[env_id])
 
 
 def write_results(jobs, seeds):
@@ -249,42 +272,65 @@ def write_results(jobs, seeds):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    head = ['# Per-env defaults of DQN and discrete SAC: seed sweep', '',
-            'Made by `python plots/dqn_defaults.py` (`--candidates NAME` for the experiments). '
-            'Each run: `python run.py ALGO --env ENV --seed S`, no other flag but where its '
-            'files go (a candidate: its flags). "final model": the run\'s last model on %d '
-            'greedy episodes (`run.py test_policy RUN --episodes %d --seed 10000+S`, in the '
-            'run\'s %s), as the zoo evaluates its last model; "last eval.": the run\'s own '
-            'last test, 10 greedy episodes. "zoo" is rl-baselines3-zoo\'s published DQN '
-            'result (benchmark.md: one run, its last model, 150k evaluation steps); "of zoo" '
-            'is the final models\' mean over the seeds as a fraction of it, both measured from '
-            'the env\'s floor where returns are negative (Acrobot -500, MountainCar -200). '
-            'The issue\'s bar: 0.8 of the zoo; on CartPole a test return of %.0f within the '
-            'budget on 4 of 5 seeds.' % (EVAL_EPISODES, EVAL_EPISODES, EVAL_FILE,
-                                         CARTPOLE_GOAL), '',
-            '| env | label | steps | seeds | final model, per seed | mean ± std | last eval., '
-            'mean ± std | zoo | of zoo |', '|---|---|---|---|---|---|---|---|---|']
-    more = ['', 'Per seed: the run\'s own last test (10 episodes), the mean of its last three, '
-            'and its best (at its step).', '',
-            '| env | label | last eval. per seed | last 3, mean ± std | best per seed |',
-            '|---|---|---|---|---|']
-    figures, cartpole = {}, []
+    intro = ['# Per-env defaults of DQN and discrete SAC: seed sweep', '',
+             'Made by `python plots/dqn_defaults.py` (`--candidates NAME` for the '
+             'experiments). Each run: `python run.py ALGO --env ENV --seed S`, no other flag '
+             'but where its files go (a candidate: its flags). Each finished run\'s models '
+             'play %d greedy episodes (`run.py test_policy RUN --episodes %d --seed 10000+S`, '
+             'its `final_eval.txt`, and with `--best` its `best_eval.txt`): "final" is its '
+             'last model, as the zoo evaluates its own; "best" the model of its best '
+             'evaluation (`tf1_save_best/`, the one a run keeps for its user), on episodes it '
+             'was not chosen on. "zoo" is rl-baselines3-zoo\'s published DQN result '
+             '(benchmark.md: one run, its last model, 150k evaluation steps); "of zoo" is '
+             'the mean over seeds as a fraction of it, both measured from the env\'s floor '
+             'where returns are negative (Acrobot -500, MountainCar -200). The issue\'s '
+             'bar: 0.8 of the zoo; on CartPole a test return of %.0f within the budget on 4 '
+             'of 5 seeds.' % (EVAL_EPISODES, EVAL_EPISODES, CARTPOLE_GOAL), '']
+    header = ['| env | steps | seeds | final model, per seed | final, mean ± std | of zoo | '
+              'best model, per seed | best, mean ± std | of zoo | zoo |',
+              '|---|---|---|---|---|---|---|---|---|---|']
+    tables = {'dqn': ['DQN with the table\'s defaults (`python run.py dqn --env ENV --seed S`):',
+                      ''] + header,
+              'sac': ['Discrete SAC on Acrobot-v1, the candidates (`--candidates`):', '',
+                      header[0].replace('| env |', '| env | label |'),
+                      header[1] + '---|']}
+    per_seed = ['Per seed: the run\'s own last test (10 episodes), the mean of its last three, '
+                'and its best (at its step).', '',
+                '| env | label | last eval. per seed | last 3, mean ± std | best per seed |',
+                '|---|---|---|---|---|']
+    figures, verdicts = {}, []
     for label, algo, env_id, flags in jobs:
         steps = budget(algo, env_id, flags)
         figs = seed_figures(label, env_id, seeds, steps)
         if not figs:
             continue
-        f = np.array([x[1:5] for x in figs])
-        zoo = ZOO_RESULTS[env_id]
-        frac = measure(env_id, f[:, 0].mean()) / measure(env_id, zoo)
-        head.append('| %s | %s | %d | %d | %s | %.1f ± %.1f | %.1f ± %.1f | %.1f | %.2f |' % (
-            env_id, label, steps, len(figs), ', '.join('%.1f' % x[1] for x in figs),
-            f[:, 0].mean(), f[:, 0].std(), f[:, 1].mean(), f[:, 1].std(), zoo, frac))
-        more.append('| %s | %s | %s | %.1f ± %.1f | %s |' % (
-            env_id, label, ', '.join('%.1f' % x[2] for x in figs), f[:, 2].mean(),
-            f[:, 2].std(), ', '.join('%.1f (%dk)' % (x[4], x[5] // 1000) for x in figs)))
-        if (label, env_id) == ('dqn', 'CartPole-v1'):
-            cartpole = figs
+        f = np.array([x[1:6] for x in figs])
+        row = '%d | %d | %s | %.1f ± %.1f | %.2f | %s | %.1f ± %.1f | %.2f | %.1f |' % (
+            steps, len(figs), ', '.join('%.1f' % x[1] for x in figs), f[:, 0].mean(),
+            f[:, 0].std(), of_zoo(env_id, f[:, 0].mean()),
+            ', '.join('%.1f' % x[2] for x in figs), f[:, 1].mean(), f[:, 1].std(),
+            of_zoo(env_id, f[:, 1].mean()), ZOO_RESULTS[env_id])
+        if label == 'dqn':
+            tables['dqn'].append('| %s | %s' % (env_id, row))
+            reach = [x[5] for x in figs]
+            if env_id == 'CartPole-v1':
+                verdicts.append(
+                    'CartPole-v1: %d of %d seeds reach a test return of %.0f within the budget '
+                    '(their best evaluation), %d of %d with their final model.' % (
+                        sum(r >= CARTPOLE_GOAL for r in reach), len(figs), CARTPOLE_GOAL,
+                        sum(x[1] >= CARTPOLE_GOAL for x in figs), len(figs)))
+            else:
+                verdicts.append(
+                    '%s: %d of %d seeds reach %.1f of the zoo within the budget (their best '
+                    'evaluation); the final models\' mean is %.2f of it, the best models\' '
+                    '%.2f.' % (env_id, sum(of_zoo(env_id, r) >= GOAL for r in reach),
+                               len(figs), GOAL, of_zoo(env_id, f[:, 0].mean()),
+                               of_zoo(env_id, f[:, 1].mean())))
+        elif label in CANDIDATES:
+            tables['sac'].append('| %s | %s | %s' % (env_id, label, row))
+        per_seed.append('| %s | %s | %s | %.1f ± %.1f | %s |' % (
+            env_id, label, ', '.join('%.1f' % x[3] for x in figs), f[:, 3].mean(),
+            f[:, 3].std(), ', '.join('%.1f (%dk)' % (x[5], x[6] // 1000) for x in figs)))
         ax = figures.get(env_id)
         if ax is None:
             ax = figures[env_id] = plt.subplots(figsize=(6, 4))[1]
@@ -295,15 +341,10 @@ def write_results(jobs, seeds):
         for c in curves:
             ax.plot(c['TotalEnvInteracts'], c['AverageTestEpRet'], color=line.get_color(),
                     alpha=0.3, lw=0.8)
-    lines = head + more
-    if cartpole:
-        lines += ['', 'CartPole-v1, DQN: %d of %d seeds reach a test return of %.0f within the '
-                  'budget (their best evaluation; tf1_save_best/ keeps that model), %d of %d '
-                  'at their last evaluation, %d of %d with their final model.' % (
-                      sum(x[4] >= CARTPOLE_GOAL for x in cartpole), len(cartpole),
-                      CARTPOLE_GOAL, sum(x[2] >= CARTPOLE_GOAL for x in cartpole),
-                      len(cartpole), sum(x[1] >= CARTPOLE_GOAL for x in cartpole),
-                      len(cartpole))]
+    lines = intro + tables['dqn'] + [''] + verdicts + ['']
+    if len(tables['sac']) > 4:
+        lines += tables['sac'] + ['']
+    lines += per_seed
     for env_id, ax in figures.items():
         ax.axhline(ZOO_RESULTS[env_id], color='k', ls=':', lw=1, label='zoo (DQN, published)')
         ax.set_title(env_id)

@@ -128,11 +128,12 @@ def test_sweep_runs_each_entry_as_a_user_would_and_skips_what_is_done(sweep):
     # the final model's evaluation: test_policy on 100 episodes of its own seed
     assert sweep.eval_command(folder, 3)[2:] == ['test_policy', folder, '--norender',
                                                  '--episodes', '100', '--seed', '10003']
-    assert sweep.final_eval(folder) is None
+    assert sweep.eval_command(folder, 3, 'best')[-1] == '--best'  # tf1_save_best/
+    assert sweep.model_eval(folder) is None and not sweep.evaluated(folder)
 
 
-def _final_eval(folder, mean):
-    with open(os.path.join(folder, 'final_eval.txt'), 'w') as f:
+def _final_eval(folder, mean, name='final_eval.txt'):
+    with open(os.path.join(folder, name), 'w') as f:
         for k in range(100):  # test_policy's lines: mean - 1, mean + 1, ...
             f.write('Episode %d \t EpRet %.3f \t EpLen 200\n' % (k, mean + (-1) ** (k + 1)))
         f.write('Mean EpRet %.3f \t Mean EpLen 200.0\n' % mean)
@@ -143,26 +144,34 @@ def test_sweep_tables_measure_from_the_floor_and_count_cartpole_seeds(sweep):
         folder = sweep.run_dir('dqn', 'CartPole-v1', seed)
         _progress(folder, [100.0, 500.0, final], 50000)
         _final_eval(folder, final - 10)
+        _final_eval(folder, 500.0, 'best_eval.txt')
     for seed, final in enumerate([-100.0, -120.0]):
         folder = sweep.run_dir('dqn', 'MountainCar-v0', seed)
         _progress(folder, [-200.0, final], 120000)
         _final_eval(folder, final)
+        _final_eval(folder, final + 10, 'best_eval.txt')
     _progress(sweep.run_dir('dqn', 'Acrobot-v1', 0), [-500.0], 50000)  # not finished
     _progress(sweep.run_dir('dqn', 'LunarLander-v3', 0), [100.0], 100000)  # not evaluated
-    assert sweep.final_eval(sweep.run_dir('dqn', 'MountainCar-v0', 1)) == [-121.0, -119.0] * 50
+    folder = sweep.run_dir('dqn', 'LunarLander-v3', 1)
+    _progress(folder, [100.0], 100000)
+    _final_eval(folder, 90.0)  # its best model not evaluated yet: not counted
+    assert sweep.model_eval(sweep.run_dir('dqn', 'MountainCar-v0', 1)) == [-121.0, -119.0] * 50
     sweep.write_results(sweep.entries(['dqn'], sweep.ENVS), 5)
     text = open(os.path.join(sweep.OUT, 'RESULTS.md')).read()
     cells = [[c.strip() for c in l.split('|')[1:-1]] for l in text.splitlines()
-             if l.startswith('| ') and ' | dqn | ' in l]
-    rows = {c[0]: c for c in cells if len(c) == 9}  # the first table's
+             if l.startswith('| ')]
+    rows = {c[0]: c for c in cells if len(c) == 10 and c[0] != 'env'}  # the first table's
     assert set(rows) == {'CartPole-v1', 'MountainCar-v0'}
-    assert rows['CartPole-v1'][4] == '490.0, 490.0, 460.0, 110.0, 490.0'
-    assert rows['CartPole-v1'][5] == '408.0 ± 149.5' and rows['CartPole-v1'][6] == '418.0 ± 149.5'
-    assert rows['CartPole-v1'][8] == '0.82'
-    # MountainCar from the floor -200: mean -110 is 90 of the zoo's 99.151
-    assert rows['MountainCar-v0'][8] == '%.2f' % (90 / 99.151)
+    assert rows['CartPole-v1'][3] == '490.0, 490.0, 460.0, 110.0, 490.0'
+    assert rows['CartPole-v1'][4] == '408.0 ± 149.5' and rows['CartPole-v1'][5] == '0.82'
+    assert rows['CartPole-v1'][7] == '500.0 ± 0.0' and rows['CartPole-v1'][8] == '1.00'
+    # MountainCar from the floor -200: final mean -110 is 90 of the zoo's 99.151, best -100
+    assert rows['MountainCar-v0'][5] == '%.2f' % (90 / 99.151)
+    assert rows['MountainCar-v0'][8] == '%.2f' % (100 / 99.151)
     assert '5 of 5 seeds reach a test return of 450 within the budget' in text
-    assert '4 of 5 at their last evaluation, 4 of 5 with their final model' in text
+    assert '4 of 5 with their final model' in text
+    # best evaluations -100 and -120 against the zoo's -100.849: 1.01 and 0.81 of it
+    assert 'MountainCar-v0: 2 of 2 seeds reach 0.8 of the zoo' in text
     assert os.path.exists(os.path.join(sweep.OUT, 'CartPole-v1.png'))
 
 
