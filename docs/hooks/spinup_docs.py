@@ -41,7 +41,8 @@ REPRODUCE_RESULTS = os.path.join(ROOT, 'plots', 'reproduce', 'full', 'RESULTS.md
 BENCHMARK_RESULTS = os.path.join(ROOT, 'plots', 'benchmark', 'RESULTS.md')
 # Figures the site shows, at their repository paths (globs relative to the repository).
 FIGURES = ['plots/benchmark/*.png', 'plots/benchmark/*/*.png', 'plots/reproduce/full/*.png',
-           'plots/normalization/*.png', 'plots/tune/*.png', 'plots/dqn_sb3/*.png']
+           'plots/normalization/*.png', 'plots/tune/*.png', 'plots/dqn_sb3/*.png',
+           'plots/dqn_defaults/*.png']
 
 
 class GenerationError(Exception):
