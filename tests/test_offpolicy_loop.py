@@ -304,3 +304,22 @@ def test_unclipped_noisy_actions_leave_the_bounds():
         draws[clip] = np.array([policy(None) for _ in range(200)])
     assert draws[False].max() > 2 and draws[True].max() == 2
     np.testing.assert_allclose(draws[True], np.clip(draws[False], low, high))
+
+
+def test_noise_process_scale_is_act_noise_even_zero():
+    """``--noise ou --act_noise 0`` explores with no noise: the process gets act_noise as its
+    scale, whatever its value (a falsy 0 must not fall back to a default)."""
+    from types import MethodType
+    from spinup_tf.loops.hooks import Hooks
+    from spinup_tf.loops.off_policy import Run
+    low, high = np.array([-1.0, -1.0], np.float32), np.array([1.0, 1.0], np.float32)
+    run = SimpleNamespace(options=SimpleNamespace(noise='ou'), p=SimpleNamespace(max_ep_len=50),
+                          act_dim=2, act_noise=0.0, act_low=low, act_high=high, hooks=Hooks())
+    run.exploration_noise = MethodType(Run.exploration_noise, run)
+    policy = Run.noisy_policy(run, lambda o: np.array([0.25, -0.5]))
+    np.random.seed(0)
+    draws = np.array([policy(None) for _ in range(20)])
+    np.testing.assert_array_equal(draws, np.tile([0.25, -0.5], (20, 1)))
+    run.act_noise = 0.3
+    policy = Run.noisy_policy(run, lambda o: np.zeros(2))
+    assert np.abs(np.array([policy(None) for _ in range(20)])).max() > 0

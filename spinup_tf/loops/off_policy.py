@@ -85,7 +85,7 @@ class Run:
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
         if str(self.options.noise).lower() != OPTIONS['noise']:  # checked before any write
-            self.exploration_noise(None)
+            self.exploration_noise(None, 0.1)
             check_noise_option(algo, self.act_noise, self.options.noise)
 
         def check(env):  # on the first env, before anything is written
@@ -202,16 +202,15 @@ class Run:
         """The training action of a deterministic policy: ``act(o)`` plus the ``--noise``
         process, clipped (:class:`NoisyPolicy`), as the hooks shape it."""
         noise = None if str(self.options.noise).lower() == OPTIONS['noise'] \
-            else self.exploration_noise(self.act_dim)  # None: Spinning Up's Gaussian
+            else self.exploration_noise(self.act_dim, self.act_noise)  # None: Spinning Up's
         return self.hooks.explore(NoisyPolicy(act, self.act_noise, self.act_low,
                                               self.act_high, noise))
 
-    def exploration_noise(self, act_dim):
+    def exploration_noise(self, act_dim, scale):
         """The ``--noise`` process of ``spinup_tf.loops.noise`` other than Spinning Up's
-        Gaussian (an unknown kind is a ``UserInputError``)."""
+        Gaussian, of scale ``scale`` (an unknown kind is a ``UserInputError``)."""
         from spinup_tf.loops.noise import exploration_noise
-        return exploration_noise(self.options.noise, self.act_noise or 0.1, act_dim,
-                                 self.p.max_ep_len)
+        return exploration_noise(self.options.noise, scale, act_dim, self.p.max_ep_len)
 
 
 class NoisyPolicy:
