@@ -157,7 +157,6 @@ EVALS = {'final': ('final_eval.txt', []), 'best': ('best_eval.txt', ['--best'])}
 """Each finished run's models tested on ``EVAL_EPISODES`` greedy episodes: ``final``, its
 last model (``tf1_save/``), as the zoo evaluates its own; ``best``, the model of its best
 evaluation (``tf1_save_best/``, the one a user keeps), on episodes it was not chosen on."""
-EVAL_FILE = EVALS['final'][0]
 
 
 def eval_command(folder, seed, which='final'):

@@ -15,7 +15,7 @@ separate ``obs`` and ``obs2`` arrays would take 169 MB.
 """
 import numpy as np
 
-from spinup_tf.utils.replay_layout import RingLayout, MIN_SLOTS  # noqa: F401
+from spinup_tf.utils.replay_layout import RingLayout
 
 
 class ReplayBuffer(RingLayout):
