@@ -293,7 +293,6 @@ def test_rllab_es_statistics_cumulative_or_per_epoch(tmp_path):
 def test_unclipped_noisy_actions_leave_the_bounds():
     """TensorLayer seed line 235: action_range * action + noise, never clipped; the default
     clips to the env's bounds."""
-    from spinup_tf.loops.noise import exploration_noise
     from spinup_tf.loops.off_policy import NoisyPolicy
     low, high = np.array([-2.0], np.float32), np.array([2.0], np.float32)
     draws = {}
@@ -314,7 +313,8 @@ def test_noise_process_scale_is_act_noise_even_zero():
     from spinup_tf.loops.off_policy import Run
     low, high = np.array([-1.0, -1.0], np.float32), np.array([1.0, 1.0], np.float32)
     run = SimpleNamespace(options=SimpleNamespace(noise='ou'), p=SimpleNamespace(max_ep_len=50),
-                          act_dim=2, act_noise=0.0, act_low=low, act_high=high, hooks=Hooks())
+                          gaussian_noise=False, act_dim=2, act_noise=0.0, act_low=low,
+                          act_high=high, hooks=Hooks())
     run.exploration_noise = MethodType(Run.exploration_noise, run)
     policy = Run.noisy_policy(run, lambda o: np.array([0.25, -0.5]))
     np.random.seed(0)

@@ -84,9 +84,11 @@ class Run:
         self.actor_critic = config['actor_critic']
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
-        if str(self.options.noise).lower() != OPTIONS['noise']:  # checked before any write
+        # Spinning Up's Gaussian noise, or another process (checked before any write)
+        self.gaussian_noise = str(self.options.noise).lower() == OPTIONS['noise']
+        if not self.gaussian_noise:
             self.exploration_noise(None, 0.1)
-            check_noise_option(algo, self.act_noise, self.options.noise)
+            check_noise_option(algo, self.act_noise)
 
         def check(env):  # on the first env, before anything is written
             check_off_policy_run(env, algo, self.p, self.options, self.hooks)
@@ -201,8 +203,8 @@ class Run:
     def noisy_policy(self, act):
         """The training action of a deterministic policy: ``act(o)`` plus the ``--noise``
         process, clipped (:class:`NoisyPolicy`), as the hooks shape it."""
-        noise = None if str(self.options.noise).lower() == OPTIONS['noise'] \
-            else self.exploration_noise(self.act_dim, self.act_noise)  # None: Spinning Up's
+        noise = None if self.gaussian_noise else self.exploration_noise(self.act_dim,
+                                                                         self.act_noise)
         return self.hooks.explore(NoisyPolicy(act, self.act_noise, self.act_low,
                                               self.act_high, noise))
 

@@ -50,7 +50,7 @@ def check_off_policy_run(env, algo, p, options, hooks):
     hooks.check_env(env)
 
 
-def check_noise_option(algo, act_noise, noise_kind):
+def check_noise_option(algo, act_noise):
     """``--noise`` other than Spinning Up's Gaussian: only for an algorithm that adds
     exploration noise (``act_noise`` not None)."""
     if act_noise is None:
