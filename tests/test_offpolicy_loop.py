@@ -323,3 +323,26 @@ def test_noise_process_scale_is_act_noise_even_zero():
     run.act_noise = 0.3
     policy = Run.noisy_policy(run, lambda o: np.zeros(2))
     assert np.abs(np.array([policy(None) for _ in range(20)])).max() > 0
+
+
+def test_episode_recorder_obs_is_where_the_training_episode_continues():
+    """``EpisodeRecorder.obs`` is the observation its last seed, reset, step or replay
+    returned: after an epoch's end the loop continues from it, so a hook that resets the
+    training env there (the udemy seed's evaluation) moves the episode's start."""
+    import gymnasium as gym
+    from spinup_tf.utils.episode_replay import EpisodeRecorder
+    rec = EpisodeRecorder(gym.make('Pendulum-v1'))
+    o = rec.seed(3)
+    np.testing.assert_array_equal(rec.obs, o)
+    for a in ([0.5], [-1.0]):
+        o2 = rec.step(np.array(a, np.float32))[0]
+        np.testing.assert_array_equal(rec.obs, o2)
+    state = rec.state_dict()
+    o3 = rec.reset()
+    np.testing.assert_array_equal(rec.obs, o3)
+    assert not np.array_equal(o3, o2)
+    replayed = EpisodeRecorder(gym.make('Pendulum-v1'))
+    o4, _, ep_len = replayed.replay(state)
+    assert ep_len == 2
+    np.testing.assert_array_equal(replayed.obs, o4)
+    np.testing.assert_array_equal(o4, o2)

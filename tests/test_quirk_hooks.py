@@ -14,6 +14,7 @@ import pytest
 from gymnasium.spaces import Box
 
 from spinup_tf.loops.hooks import Hooks
+from spinup_tf.loops.on_policy_hooks import OnPolicyHooks
 from spinup_tf.loops.replay_buffer import ReplayBuffer
 from spinup_tf.reproductions.hooks import QUIRK_FLAGS, make_hooks
 from spinup_tf.utils.errors import UserInputError
@@ -479,7 +480,7 @@ def test_kl_new_old_reverses_the_gaussian_kl_only():
     """Seed 004 line 274: KL(new || old) for a Gaussian policy; a categorical one keeps
     KL(old || new) (line 260)."""
     box = Box(-1, 1, (2,), np.float32)
-    ours, old, new = _kl(box, Hooks())
+    ours, old, new = _kl(box, OnPolicyHooks())
     theirs, _, _ = _kl(box, make_hooks(kl_new_old=True))
 
     def gauss_kl(p, q):  # KL(p || q), diagonal Gaussians, mean over the batch
@@ -491,7 +492,7 @@ def test_kl_new_old_reverses_the_gaussian_kl_only():
     np.testing.assert_allclose(theirs, gauss_kl(new, old), rtol=1e-4)
     assert abs(ours - theirs) > 1e-3
     discrete = gym.spaces.Discrete(3)
-    assert _kl(discrete, Hooks())[0] == _kl(discrete, make_hooks(kl_new_old=True))[0]
+    assert _kl(discrete, OnPolicyHooks())[0] == _kl(discrete, make_hooks(kl_new_old=True))[0]
 
 
 def test_make_hooks_refuses_unknown_and_inconsistent_flags():
@@ -500,20 +501,22 @@ def test_make_hooks_refuses_unknown_and_inconsistent_flags():
     with pytest.raises(UserInputError, match='keep_truncated'):
         make_hooks(bootstrap_across_paths=True)
     assert make_hooks().flags == {} and make_hooks(reward_lag=False).flags == {}
-    assert type(make_hooks()).__mro__[1] is Hooks  # no quirk: Spinning Up's hooks only
+    # no quirk: Spinning Up's hooks only, the points of both loops
+    assert type(make_hooks()).__mro__[1:3] == (OnPolicyHooks, Hooks)
 
 
 def test_every_quirk_flag_changes_a_hook_point():
     """Every flag switched on (with a value unlike its default) stacks a mixin that
-    overrides a hook point of Hooks."""
+    overrides a hook point of Hooks or OnPolicyHooks."""
     on = dict(action_range=1.0, update_count_from=1, adam_epsilon=1e-7, eval_samples=3,
               noisy_test_episodes=2, keep_truncated=False)
     for flag, f in QUIRK_FLAGS.items():
         value = on.get(flag, True)
         extra = dict(keep_truncated=False) if flag == 'bootstrap_across_paths' else {}
         cls = type(make_hooks(**{flag: value}, **extra))
-        overridden = [name for name in vars(Hooks) if not name.startswith('_')
-                      and any(name in vars(base) for base in cls.__mro__[:-2])]
+        points = set(vars(Hooks)) | set(vars(OnPolicyHooks))
+        overridden = [name for name in points if not name.startswith('_')
+                      and any(name in vars(base) for base in cls.__mro__[:-3])]
         assert overridden or flag == 'cumulative_es_stats', flag
 
 

@@ -102,7 +102,7 @@ def ddpg(env_fn, actor_critic=core.mlp_ddpg_actor_critic, ac_kwargs=None, seed=0
             source document's quirks: ``spinup_tf.reproductions``).
     """
     run = off_policy.Run('ddpg', env_fn, dict(locals()))
-    actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
+    ac_kwargs = run.ac_kwargs  # with the action space the policy's output is scaled to
 
     with run.graph.as_default():
         # Placeholders for a batch of transitions

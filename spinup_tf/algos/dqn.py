@@ -160,7 +160,6 @@ def dqn(env_fn, actor_critic=core.mlp_q_network, ac_kwargs=None, seed=0,
     if 'dueling' in (ac_kwargs or {}):
         raise UserInputError('dueling is a flag of dqn (--dueling True), not an ac_kwargs key')
     run = off_policy.Run('dqn', env_fn, dict(locals()))
-    actor_critic = run.actor_critic
     ac_kwargs = dict(run.ac_kwargs, dueling=dueling)
 
     with run.graph.as_default():

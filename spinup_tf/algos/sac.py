@@ -139,7 +139,7 @@ def sac(env_fn, actor_critic=mlp_sac_actor_critic, ac_kwargs=None, seed=0,
             target_entropy, (int, float)) or not np.isfinite(target_entropy)):
         raise UserInputError('target_entropy must be a number, got %r' % (target_entropy,))
     run = off_policy.Run('sac', env_fn, dict(locals()))
-    actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
+    ac_kwargs = run.ac_kwargs  # with the action space the policy's output is scaled to
     if target_entropy is None:
         target_entropy = 0.98 * np.log(run.act_dim) if run.discrete else -run.act_dim
 

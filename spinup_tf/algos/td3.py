@@ -113,7 +113,7 @@ def td3(env_fn, actor_critic=core.mlp_td3_actor_critic, ac_kwargs=None, seed=0,
             source document's quirks: ``spinup_tf.reproductions``).
     """
     run = off_policy.Run('td3', env_fn, dict(locals()))
-    actor_critic, ac_kwargs = run.actor_critic, run.ac_kwargs
+    ac_kwargs = run.ac_kwargs  # with the action space the policy's output is scaled to
 
     with run.graph.as_default():
         # Placeholders for a batch of transitions

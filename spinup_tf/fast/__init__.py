@@ -23,6 +23,7 @@ sampler instead of numpy's), so the two engines give different, equally valid, r
 This module's :class:`FastEngine` is what ``spinup_tf.loops.off_policy.Run`` uses; the
 on-policy one is ``fast.on_policy``.
 """
+from spinup_tf.utils.tf1 import tf
 from spinup_tf.fast.mirrors import NoMirror, check_mirror, policy_mirror
 from spinup_tf.fast.window import NoFastPath, build_window, FusedUpdater, period
 from spinup_tf.fast.graph_replay_buffer import GraphReplayBuffer
@@ -46,19 +47,22 @@ class FastEngine:
         run: the ``off_policy.Run``.
         train_ops: the algorithm's ``train_ops(batch) -> {name: {key: tensor or op}}``.
         update: the algorithm's ``update(j) -> names`` of the lists update ``j`` runs.
+        lists: ``train_ops`` built on the placeholders (the shapes of their diagnostics are
+            those of the window's).
         batch: the placeholders ``dict(obs1, obs2, acts, rews, done)``.
         act, explore: the acting tensors (see ``Run.train``).
-        list_shapes: ``{name: {key: shape}}``, the diagnostics of the lists built on the
-            placeholders.
-        batch_transform: applied to every in-graph batch, or None.
+
+    Every in-graph batch goes through the hooks' ``transform_batch`` (when not None).
 
     ``replay_buffer`` is the ``GraphReplayBuffer``, or None when the window could not be
     built (then the plain loop runs the updates; ``reason`` says why).
     """
 
-    def __init__(self, run, train_ops, update, batch, act, explore, list_shapes,
-                 batch_transform=None):
+    def __init__(self, run, train_ops, update, lists, batch, act, explore):
         self.logger, self.batch = run.logger, batch
+        list_shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
+                              if isinstance(v, tf.Tensor)}
+                       for name, fetches in lists.items()}
         self.act, self.explore = act, explore
         self.mirror, self.checks = policy_mirror(batch['obs1'], act, explore, 'main/pi',
                                                  run.policy_space)
@@ -74,7 +78,8 @@ class FastEngine:
             [run.gradient_steps * run.options.updates_per_step]
         try:
             self.window = build_window(buffer, run.p.batch_size, train_ops, update,
-                                       list_shapes, weights, batch_transform=batch_transform,
+                                       list_shapes, weights,
+                                       batch_transform=run.hooks.transform_batch,
                                        sizes=sizes)
             self.replay_buffer = buffer
         except NoFastPath as e:

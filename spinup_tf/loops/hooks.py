@@ -1,18 +1,19 @@
 """The named moments of the loops where a run may behave differently from Spinning Up.
 
-Both loops (``spinup_tf.loops.off_policy``, ``spinup_tf.loops.on_policy``) call these hook
-points at fixed places; :class:`Hooks` gives each one this project's behaviour, which is
-Spinning Up's except where the table says otherwise (and ``docs/user-guide/training.md``
-lists why). A source document that did something else (``spinup_tf.reproductions``)
-overrides a few of them, as do the flags that restore Spinning Up's own behaviour
-(``--spinning_up_start_steps``, ``--spinning_up_cg``, ``--adv_epsilon 0``); nothing in a
-loop names a document or reads a quirk flag.
+Both loops (``spinup_tf.loops.off_policy``, ``spinup_tf.loops.on_policy``) call hook points
+at fixed places; :class:`Hooks` gives each point the off-policy loop calls, and those both
+loops share (their epoch ends), this project's behaviour, which is Spinning Up's except where
+the table says otherwise (and ``docs/user-guide/training.md`` lists why). The on-policy
+loop's own points are in ``spinup_tf.loops.on_policy_hooks``. A source document that did
+something else (``spinup_tf.reproductions``) overrides a few of them, as do the flags that
+restore Spinning Up's own behaviour (``--spinning_up_start_steps``, ``--spinning_up_cg``,
+``--adv_epsilon 0``); nothing in a loop names a document or reads a quirk flag.
 
 =====================  ===========================================  ======================
 hook                   when the loop calls it                       the default
 =====================  ===========================================  ======================
-``check_env``          once, on the first env, before any write      nothing to refuse
-``policy_space``       once, before the graph is built              the env's action space
+``policy_space``       once, on the first env, before any write     the env's action space
+                       (a setting it cannot apply to raises)
 ``random_action_now``  each off-policy step: random or policy?      ``t < start_steps``
                                                                     (Spinning Up: ``not t
                                                                     > start_steps``, one
@@ -20,23 +21,14 @@ hook                   when the loop calls it                       the default
 ``explore``            once: the noisy training policy              clipped ``mu + noise``
 ``terminal``           each step: is this a terminal state?         ``terminated``
 ``store``              each off-policy step: into the buffer        store ``d = terminal``
-``path_start``         an on-policy trajectory starts               nothing
-``stored_reward``      each on-policy step: the reward stored       the step's reward
-``terminal_value``     a terminal on-policy path: its last value    0
 ``ready_to_update``    each off-policy step: updates may start?     ``t >= update_after``
 ``update_schedule``    once: the algorithm's ``update(j)``          unchanged
 ``transform_batch``    once, in the graph: every update's batch     unchanged
 ``optimizer``          once per optimizer the algorithm builds      ``AdamOptimizer(lr)``
-``actor_critic``       once: wraps the on-policy actor-critic       unchanged
-``epoch_update``       once: wraps the on-policy update of an epoch  unchanged (TRPO's CG:
-                                                                    float64 with an early
-                                                                    exit; Spinning Up's:
-                                                                    float32, no exit)
-``advantage_epsilon``  once: the on-policy buffer's normalisation   ``EPS`` added to the
-                                                                    std (Spinning Up: 0)
 ``before_training``    once, before the first step                  nothing
-``epoch_due``          each step: does an epoch end here?           every steps_per_epoch
-``final_epoch_due``    after the last step: one more row?           no
+``epoch_due``          each off-policy step: does an epoch end?     every steps_per_epoch
+``after_last_step``    the steps are done, the last epoch not       a checkpoint, no row
+                       (an epoch that ended late or not at all)
 ``test_episodes``      each epoch end: how many test episodes       ``num_test_episodes``
 ``test_on``            each epoch end: the env that tests           the test env
 ``after_tests``        each epoch end, after the test episodes      nothing
@@ -73,15 +65,11 @@ class Hooks:
         self.p, self.options, self.off_policy = p, options, off_policy
         self.gamma, self.act_noise = config.get('gamma'), config.get('act_noise')
 
-    def check_env(self, env):
-        """Called with the run's first env before anything is written: a setting that cannot
-        apply to it raises ``UserInputError`` (Spinning Up's behaviour applies to every
-        env)."""
-
     # ---- acting -------------------------------------------------------------------------
     def policy_space(self, action_space):
         """The ``Box`` a deterministic policy's tanh output is mapped onto (and its random
-        actions drawn from)."""
+        actions drawn from). Also called with the first env's space before anything is
+        written: a setting that cannot apply to it raises ``UserInputError``."""
         return action_space
 
     def random_action_now(self, t, start_steps):
@@ -112,19 +100,6 @@ class Hooks:
         ``episode_end`` (terminated, truncated or ``max_ep_len``) starts a new episode."""
         replay_buffer.store(o, a, r, o2, float(terminal), episode_end=episode_end)
 
-    def path_start(self):
-        """Called when the on-policy loop starts (or resumes) and after each trajectory it
-        closes."""
-
-    def stored_reward(self, r):
-        """The reward an on-policy step stores."""
-        return r
-
-    def terminal_value(self, r):
-        """The value an on-policy path that ended in a terminal state is closed with
-        (``r``: its last reward)."""
-        return 0.0
-
     # ---- updates ----------------------------------------------------------------------
     def ready_to_update(self, t, replay_buffer):
         """Whether off-policy updates may run after step ``t``: ``t >= update_after``
@@ -152,18 +127,6 @@ class Hooks:
         from spinup_tf.utils.tf1 import tf
         return tf.train.AdamOptimizer(learning_rate=learning_rate)
 
-    def actor_critic(self, actor_critic):
-        """The on-policy actor-critic the graph is built with."""
-        return actor_critic
-
-    def epoch_update(self, update):
-        """The on-policy algorithm's ``update(sess_run, train)`` of an epoch, as run."""
-        return update
-
-    advantage_epsilon = 1e-8  # spinup_tf.utils.tf1.EPS (not imported: no TensorFlow here)
-    """Added to the advantages' std when the on-policy buffer normalises them (Spinning Up's
-    TF1 buffers add nothing)."""
-
     # ---- epochs -------------------------------------------------------------------------
     def before_training(self, loop):
         """Called once before a fresh run's first step."""
@@ -172,9 +135,13 @@ class Hooks:
         """Whether an epoch ends after step ``t`` (0-based, over the whole run)."""
         return (t + 1) % self.p.steps_per_epoch == 0
 
-    def final_epoch_due(self):
-        """Whether one more epoch row follows the run's last step."""
-        return False
+    def after_last_step(self, loop):
+        """Called when the run's steps are done and no epoch has ended as its last (with
+        Spinning Up's epochs, the last step always ends the last epoch): the model and a
+        checkpoint of the finished run are saved, with no row (``EpochLoop.end_without_row``),
+        so a resume has nothing left to run. A seed that evaluates once more after its loop
+        writes that epoch here."""
+        loop.end_without_row()
 
     def test_episodes(self, epoch, last, n):
         """How many deterministic test episodes the epoch runs (``n``: the run's

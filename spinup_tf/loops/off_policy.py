@@ -70,9 +70,9 @@ class Run:
 
     Attributes: ``graph``, ``logger``, ``hooks``, ``env``, ``test_env``, ``obs_dim``,
     ``act_dim``, ``act_low`` and ``act_high`` (the env's bounds, ``(act_dim,)`` float32),
-    ``policy_space`` (the ``Box`` the policy's tanh output is mapped onto), ``actor_critic``
-    and ``ac_kwargs`` (with the policy space), ``gradient_steps`` (updates per round:
-    ``update_every``, or the algorithm's ``gradient_steps``). With a ``Discrete`` action
+    ``policy_space`` (the ``Box`` the policy's tanh output is mapped onto), ``ac_kwargs``
+    (the algorithm's, with ``action_space`` the policy space), ``gradient_steps`` (updates
+    per round: ``update_every``, or the algorithm's ``gradient_steps``). With a ``Discrete`` action
     space, ``discrete`` is True, ``act_dim`` is the number of actions (the width of a one-hot
     action), the bounds are None and ``policy_space`` is the env's.
     """
@@ -81,7 +81,6 @@ class Run:
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
                                                                 LOOP_PARAMETERS, Hooks)
         self.hooks.bind(self.p, self.options, True, config)
-        self.actor_critic = config['actor_critic']
         self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
         # Spinning Up's Gaussian noise, or another process (checked before any write)
@@ -96,7 +95,6 @@ class Run:
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger
         self.env, self.test_env = self.setup.envs
-        self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})
         # (H, W, C) or (C, H, W) for image observations, stored as the env gives them (uint8)
         self.obs_dim = check_off_policy_spaces(self.env, algo)
         self.images = isinstance(self.obs_dim, tuple)
@@ -141,9 +139,10 @@ class Run:
         with self.graph.as_default():
             lists = train_ops(batch if self.hooks.transform_batch is None
                               else self.hooks.transform_batch(dict(batch)))
-            # --fused True: the fast engine builds its window in the graph now
-            engine = self.fast_engine(train_ops, update, lists, batch, act, explore) \
-                if self.options.fused else None
+            engine = None
+            if self.options.fused:  # the fast engine builds its window in the graph now
+                from spinup_tf.fast import FastEngine
+                engine = FastEngine(self, train_ops, update, lists, batch, act, explore)
         replay_buffer = engine.replay_buffer if getattr(engine, 'replay_buffer', None) \
             is not None else self.numpy_replay_buffer()
         sess = self.setup.start_session(*saved, init_ops=init_ops)
@@ -179,26 +178,15 @@ class Run:
         finally:
             sess.close()
 
-    def fast_engine(self, train_ops, update, lists, batch, act, explore):
-        """The fast engine (``spinup_tf.fast.FastEngine``), built in the graph."""
-        import spinup_tf.fast as fast
-        shapes = {name: {k: v.shape.as_list() for k, v in fetches.items()
-                         if isinstance(v, tf.Tensor)}
-                  for name, fetches in lists.items()}
-        return fast.FastEngine(self, train_ops, update, batch, act, explore, shapes,
-                               self.hooks.transform_batch)
-
     def numpy_replay_buffer(self):
         """Spinning Up's numpy ``ReplayBuffer`` (Atari frame stacks: each frame once)."""
-        p, hooks = self.p, self.hooks
         if self.images and is_atari_env(self.env):  # each frame of the stacks once
             from spinup_tf.loops.frame_stack_buffer import FrameStackReplayBuffer
-            return FrameStackReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
-                                          hooks.sample_with_replacement)
-        return ReplayBuffer(self.obs_dim, self.act_dim, p.replay_size,
-                            hooks.sample_with_replacement,
-                            obs_dtype=self.env.observation_space.dtype if self.images
-                            else np.float32)
+            return FrameStackReplayBuffer(self.obs_dim, self.act_dim, self.p.replay_size,
+                                          self.hooks.sample_with_replacement)
+        obs_dtype = self.env.observation_space.dtype if self.images else np.float32
+        return ReplayBuffer(self.obs_dim, self.act_dim, self.p.replay_size,
+                            self.hooks.sample_with_replacement, obs_dtype)
 
     def noisy_policy(self, act):
         """The training action of a deterministic policy: ``act(o)`` plus the ``--noise``
@@ -219,7 +207,7 @@ class NoisyPolicy:
     """The training-time action of a deterministic policy (DDPG, TD3), Spinning Up's
     ``get_action(o, act_noise)``::
 
-        a = clip(act(o) + scale * noise, act_low, act_high),   noise ~ act_noise * N(0, I)
+        a = clip(act(o) + noise, act_low, act_high),   noise ~ act_noise * N(0, I)
 
     ``reset()`` (called at the start of every episode) resets the noise process, which
     matters for the temporally correlated ones (OU, coloured noise).
@@ -230,22 +218,20 @@ class NoisyPolicy:
         act_low, act_high: ``(act_dim,)`` bounds of the env's actions.
         noise: None (Spinning Up's Gaussian), or a process of ``spinup_tf.loops.noise``
             (``noise(act_dim) -> (act_dim,)`` with a ``reset()``), which replaces it.
-        scale: multiplies the noise (a number or ``(act_dim,)``): 1 draws it in env action
-            units.
-        clip (bool): clip the noisy action to the bounds (False: the env and the buffer get
-            it as it is).
     """
 
-    def __init__(self, act, act_noise, act_low, act_high, noise=None, scale=1.0, clip=True):
+    def __init__(self, act, act_noise, act_low, act_high, noise=None):
         self.act, self.act_noise, self.act_low, self.act_high = act, act_noise, act_low, act_high
-        self.noise, self.scale, self.clip = noise, scale, clip
-        self.act_dim = act_low.shape[0]
+        self.noise, self.act_dim = noise, act_low.shape[0]
+
+    def draw(self):
+        """One draw of the exploration noise, ``(act_dim,)``."""
+        if self.noise is None:
+            return self.act_noise * np.random.randn(self.act_dim)
+        return self.noise(self.act_dim)
 
     def __call__(self, o):
-        noise = self.act_noise * np.random.randn(self.act_dim) if self.noise is None \
-            else self.noise(self.act_dim)
-        a = self.act(o) + self.scale * noise
-        return np.clip(a, self.act_low, self.act_high) if self.clip else a
+        return np.clip(self.act(o) + self.draw(), self.act_low, self.act_high)
 
     def reset(self):
         if self.noise is not None:
@@ -299,15 +285,7 @@ class OffPolicyLoop(EpochLoop):
         # What the buffer stores of an action: a Discrete one as its one-hot row
         self.stored_action = (np.eye(run.act_dim, dtype=np.float32).__getitem__
                               if getattr(run, 'discrete', False) else (lambda a: a))
-        self.state['test_seeded'] = False
         self.reset_exploration = getattr(agent.explore, 'reset', lambda: None)
-        self.restarted = None  # a training episode a hook started anew, its first obs
-
-    def restart_episode(self):
-        """Start the training episode anew (a hook that used the training env calls it);
-        the loop continues from its first observation."""
-        self.restarted = self.episode.reset()
-        self.reset_exploration()
 
     def resumable_state(self):
         """The open episode and the exploration noise's process state (OU's ``x``,
@@ -319,10 +297,10 @@ class OffPolicyLoop(EpochLoop):
         """``(t0, o, ep_ret, ep_len)``: where the steps start, fresh or resumed."""
         p, state = self.p, self.state
         if not self.logger.resume:
-            o = self.episode.seed(p.seed)
+            self.episode.seed(p.seed)
             self.hooks.before_training(self)
             self.reset_exploration()
-            return 0, self.take_restarted(o), 0.0, 0
+            return 0, self.episode.obs, 0.0, 0  # (a hook may have reset the env since)
         if self.agent.on_restore is not None:
             self.agent.on_restore()
         t0 = state['t']
@@ -335,8 +313,8 @@ class OffPolicyLoop(EpochLoop):
         if owed is not None:
             # Killed between an epoch's last step and its log row: finish that epoch first.
             self.end_epoch(owed, t0, last=t0 == p.steps_per_epoch * p.epochs)
-            if self.restarted is not None:
-                return t0, self.take_restarted(None), 0.0, 0
+            if self.episode.start is not None:  # its hooks started a training episode
+                return t0, self.episode.obs, 0.0, 0
         if state.get('episode'):  # the open episode, where it was
             o, ep_ret, ep_len = self.episode.replay(state['episode'])
             load_noise_state(getattr(self.agent.explore, 'noise', None), state.get('noise'))
@@ -392,13 +370,10 @@ class OffPolicyLoop(EpochLoop):
             progress(t + 1)
             # End of epoch wrap-up
             if hooks.epoch_due(t, episode_end):
-                final = t + 1 == total_steps and not hooks.final_epoch_due()
-                self.end_epoch(state['epoch'] + 1, t + 1, last=final)
-                o = self.take_restarted(o)
-        if hooks.final_epoch_due() and not self.finished:
-            self.end_epoch(state['epoch'] + 1, total_steps, last=True)
-        elif not self.finished and state['t'] == total_steps:
-            self.end_without_row()
+                self.end_epoch(state['epoch'] + 1, t + 1, last=t + 1 == total_steps)
+                o = self.episode.obs  # the episode goes on, unless a hook reset the env
+        if not self.finished and state['t'] == total_steps:
+            hooks.after_last_step(self)
         progress.finish()
 
     def acts_at_random(self, t):
@@ -408,10 +383,3 @@ class OffPolicyLoop(EpochLoop):
 
     def after_updates(self, t):
         """Called after step ``t``'s updates, before the epoch may end."""
-
-    def take_restarted(self, o):
-        """``o``, or the first observation of the episode a hook restarted."""
-        if self.restarted is None:
-            return o
-        o, self.restarted = self.restarted, None
-        return o

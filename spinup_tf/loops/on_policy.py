@@ -57,7 +57,7 @@ from spinup_tf.utils.errors import UserInputError, check_positive_ints
 from spinup_tf.utils.signals import check_stop
 from spinup_tf.utils.progress import Progress
 from spinup_tf.utils.run_setup import Setup, split_config
-from spinup_tf.loops.hooks import Hooks
+from spinup_tf.loops.on_policy_hooks import OnPolicyHooks
 from spinup_tf.loops.skeleton import EpochLoop
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
@@ -100,7 +100,7 @@ class Run:
 
     def __init__(self, algo, env_fn, config, choices=None):
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
-                                                                LOOP_PARAMETERS, Hooks)
+                                                                LOOP_PARAMETERS, OnPolicyHooks)
         self.hooks.bind(self.p, self.options, False, config)
         self.num_test_episodes = self.options.num_test_episodes
 

@@ -1,14 +1,16 @@
 """Every quirk of the source documents, written once, as the hook behaviour it replaces.
 
-The loops call the hook points of ``spinup_tf.loops.hooks.Hooks`` (this project's behaviour,
-Spinning Up's but for the few differences it lists). Three flags here restore Spinning Up's
-own behaviour where this project's default differs (``spinning_up_start_steps``,
-``spinning_up_cg``, ``adv_epsilon 0``): the seeds that copy Spinning Up's code set them too.
-Each quirk here is a small mixin that overrides the points it changes, next to the seed's own
-lines; :func:`make_hooks` stacks the mixins of the quirks switched on over ``Hooks``. A quirk
-is switched on by its flag (``QUIRK_FLAGS``): a keyword of ``run.py`` (``--update_count_from
-1``), of the presets (``spinup_tf.reproductions.presets``) and of ``config.json``, never of a
-loop or an algorithm.
+The loops call the hook points of ``spinup_tf.loops.hooks.Hooks`` and
+``spinup_tf.loops.on_policy_hooks.OnPolicyHooks`` (this project's behaviour, Spinning Up's but
+for the few differences they list). Three flags here restore Spinning Up's own behaviour
+where this project's default differs (``spinning_up_start_steps``, ``spinning_up_cg``,
+``adv_epsilon 0``): the seeds that copy Spinning Up's code set them too. Each quirk here is a
+small mixin that overrides the points it changes, next to the seed's own lines;
+:func:`make_hooks` stacks the mixins of the quirks switched on over ``OnPolicyHooks`` (a
+``Hooks`` too, so one object serves either loop). A quirk is switched on by its flag
+(``QUIRK_FLAGS``): a keyword of ``run.py`` (``--update_count_from 1``), of the presets
+(``spinup_tf.reproductions.presets``) and of ``config.json``, never of a loop or an
+algorithm.
 
 From Python::
 
@@ -19,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from spinup_tf.loops.hooks import Hooks
+from spinup_tf.loops.on_policy_hooks import OnPolicyHooks
 from spinup_tf.utils.errors import UserInputError
 
 Flag = namedtuple('Flag', 'default loops help')
@@ -127,15 +129,11 @@ class ActionRange:
     output scaled by ``r``) whatever the env's bounds, and its random actions are drawn
     there too."""
 
-    def check_env(self, env):
-        super().check_env(env)
-        from gymnasium.spaces import Box
-        if not isinstance(env.action_space, Box):
-            raise UserInputError('action_range scales a policy\'s Box actions; this env\'s '
-                                 'actions are %s' % (env.action_space,))
-
     def policy_space(self, action_space):
         from gymnasium.spaces import Box
+        if not isinstance(action_space, Box):
+            raise UserInputError('action_range scales a policy\'s Box actions; this env\'s '
+                                 'actions are %s' % (action_space,))
         r = float(self.flags['action_range'])
         space = Box(-r, r, shape=action_space.shape, dtype=np.float32)
         space.seed(self.p.seed)  # its uniform start actions repeat with the seed
@@ -171,10 +169,26 @@ class UnclippedOrUnitNoise:
                                  % (' and '.join(names), 'shape' if len(names) > 1 else 'shapes'))
 
     def explore(self, policy):
-        if self.flags.get('noise_in_unit_actions'):
-            policy.scale = (policy.act_high - policy.act_low) / 2
-        policy.clip = not self.flags.get('store_unclipped_actions')
-        return policy
+        policy = super().explore(policy)
+        scale = (policy.act_high - policy.act_low) / 2 \
+            if self.flags.get('noise_in_unit_actions') else 1.0
+        return _ScaledNoise(policy, scale, clip=not self.flags.get('store_unclipped_actions'))
+
+
+class _ScaledNoise:
+    """A ``NoisyPolicy`` whose noise is multiplied by ``scale`` (a number or ``(act_dim,)``)
+    and whose action is clipped to the bounds only with ``clip``; its noise process
+    (``noise``, ``reset``) is the policy's."""
+
+    def __init__(self, policy, scale, clip):
+        self.policy, self.scale, self.clip = policy, scale, clip
+        self.noise, self.reset = policy.noise, policy.reset
+        self.act_low, self.act_high = policy.act_low, policy.act_high
+
+    def __call__(self, o):
+        noise = self.policy.draw()
+        a = self.policy.act(o) + self.scale * noise
+        return np.clip(a, self.act_low, self.act_high) if self.clip else a
 
 
 # ============================================================================================
@@ -480,8 +494,10 @@ class EvalAtEpisodeEnd:
             return True
         return False
 
-    def final_epoch_due(self):
-        return True
+    def after_last_step(self, loop):
+        """Seed 001 line 1618 (``evaluations.append(evaluate_policy(policy))`` after the
+        loop): one more evaluation and row, the run's last."""
+        loop.end_epoch(loop.state['epoch'] + 1, loop.state['t'], last=True)
 
     def test_on(self, loop):
         """The training env (``evaluate_policy`` resets ``env``), as the seed left it: the
@@ -492,7 +508,8 @@ class EvalAtEpisodeEnd:
 
     def after_tests(self, loop, epoch):
         super().after_tests(loop, epoch)
-        loop.restart_episode()  # the training episode starts after the evaluation's resets
+        loop.episode.reset()  # the training episode starts after the evaluation's resets
+        loop.reset_exploration()
 
 
 class EvalSamples:
@@ -580,7 +597,7 @@ class NoisyTestEpisodes:
 # ============================================================================================
 # Making the hooks
 # ============================================================================================
-MIXINS = [  # (flag, when it is on, mixin); stacked in this order over Hooks
+MIXINS = [  # (flag, when it is on, mixin); stacked in this order over OnPolicyHooks
     ('hold_back_newest', lambda v: bool(v), HoldBackNewest),  # first: wraps the buffer
     ('noisy_test_episodes', lambda v: bool(v), NoisyTestEpisodes),
     ('rllab_logging', lambda v: bool(v), RllabLogging),
@@ -611,7 +628,7 @@ MIXINS = [  # (flag, when it is on, mixin); stacked in this order over Hooks
 
 def make_hooks(**flags):
     """The hooks of the quirks ``flags`` switch on (``QUIRK_FLAGS`` names; a flag at its
-    default is off), over Spinning Up's ``Hooks``: an instance of a class made of their
+    default is off), over Spinning Up's ``OnPolicyHooks`` (all points of both loops): an instance of a class made of their
     mixins, with ``flags`` the non-default ones (what ``config.json`` records). An old
     flag name (``RENAMED_FLAGS``) is taken as today's."""
     flags = renamed(flags)
@@ -626,5 +643,5 @@ def make_hooks(**flags):
     for flag, on, mixin in MIXINS:
         if flag in set_flags and on(set_flags[flag]) and mixin not in bases:
             bases.append(mixin)
-    cls = type('QuirkHooks', tuple(bases) + (Hooks,), {})
+    cls = type('QuirkHooks', tuple(bases) + (OnPolicyHooks,), {})
     return cls(**set_flags)

@@ -33,28 +33,35 @@ def _normalizers(env):
 
 
 class EpisodeRecorder:
-    """Wraps the calls a loop makes on its training env: ``reset``, ``seed`` and ``step``."""
+    """Wraps the calls a loop makes on its training env: ``reset``, ``seed`` and ``step``.
+
+    ``obs`` is the observation the last of them returned: where the training episode
+    continues from (a hook that resets the env between two steps moves it)."""
 
     def __init__(self, env):
         self.env = env
         self.start, self.actions = None, []
+        self.obs = None
 
     def seed(self, seed):
         """``seed_env(env, seed)``: the first reset of a run; returns its observation."""
         self.start, self.actions = {'seed': int(seed)}, []
-        return seed_env(self.env, seed)
+        self.obs = seed_env(self.env, seed)
+        return self.obs
 
     def reset(self):
         """``env.reset()`` (its RNG continues); returns the observation."""
         gen = self.env.unwrapped.np_random  # created on first use, as reset would
         self.start, self.actions = {'rng': gen.bit_generator.state}, []
-        o, _ = self.env.reset()
-        return o
+        self.obs, _ = self.env.reset()
+        return self.obs
 
     def step(self, a):
         """``env.step(a)``, remembering ``a`` (and its dtype: an env may compute in it)."""
         self.actions.append(np.asarray(a))  # (made lists only when a checkpoint is written)
-        return self.env.step(a)
+        out = self.env.step(a)
+        self.obs = out[0]
+        return out
 
     def state_dict(self):
         dtype = self.actions[0].dtype.str if self.actions else None
@@ -76,6 +83,7 @@ class EpisodeRecorder:
             else:
                 self.env.unwrapped.np_random.bit_generator.state = self.start['rng']
                 o, _ = self.env.reset()
+            self.obs = o
             ep_ret, ep_len = 0.0, 0
             for a in state['actions']:
                 a = np.asarray(a, dtype=np.dtype(state['dtype']))[()]

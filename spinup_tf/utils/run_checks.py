@@ -30,7 +30,7 @@ def check_stochastic_policy_spaces(env, algo):
 def check_off_policy_run(env, algo, p, options, hooks):
     """The off-policy loop's checks on its first env: the spaces, the budgets and sizes
     (``p``: the loop's parameters), the options that depend on the env, and what the run's
-    ``hooks`` refuse (their ``check_env``)."""
+    ``hooks`` refuse (their ``policy_space`` of the env's action space)."""
     obs = check_off_policy_spaces(env, algo)
     if isinstance(obs, tuple) and options.normalize_obs:
         raise UserInputError('--normalize_obs is for flat observations; images are scaled to '
@@ -47,7 +47,7 @@ def check_off_policy_run(env, algo, p, options, hooks):
     if isinstance(p.batch_size, int) and p.batch_size > p.replay_size:
         raise UserInputError('batch_size (%d) is larger than the replay buffer can hold '
                              '(replay_size %d)' % (p.batch_size, p.replay_size))
-    hooks.check_env(env)
+    hooks.policy_space(env.action_space)
 
 
 def check_noise_option(algo, act_noise):

@@ -57,8 +57,8 @@ def split_config(algo, config, options, loop_parameters, hooks_class):
     if hooks is None:
         hooks = hooks_class()
     elif not isinstance(hooks, hooks_class):
-        raise TypeError('%s(): hooks must be a spinup_tf.loops.hooks.Hooks, got %r'
-                        % (algo, hooks))
+        raise TypeError('%s(): hooks must be a %s.%s, got %r'
+                        % (algo, hooks_class.__module__, hooks_class.__name__, hooks))
     unknown = sorted(set(given) - set(options))
     if unknown:
         raise TypeError('%s() got unexpected keyword arguments %s' % (algo, unknown))
@@ -83,7 +83,8 @@ class Setup:
             (``EpochLogger.enable_tensorboard``).
 
     Attributes: ``envs`` (list), ``logger`` (``EpochLogger``), ``graph`` (with
-    ``tf.set_random_seed(seed)`` applied; numpy's global RNG is seeded too), ``seed``.
+    ``tf.set_random_seed(seed)`` applied; numpy's global RNG is seeded too), ``seed``,
+    ``env_kwargs`` (``env_fn.kwargs``, ``{}`` without: what a fresh env for videos needs).
     """
 
     def __init__(self, algo, env_fn, config, check, n_envs=1, tensorboard=False):
@@ -91,6 +92,7 @@ class Setup:
         if config.get('actor_critic') is not None:
             check_ac_kwargs(config['actor_critic'], config.get('ac_kwargs'))
         self.envs = [env_fn() for _ in range(n_envs)]
+        self.env_kwargs = dict(getattr(env_fn, 'kwargs', {}) or {})  # the videos' fresh envs
         try:
             check(self.envs[0])
         except Exception:

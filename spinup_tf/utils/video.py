@@ -166,14 +166,15 @@ def record_run_videos(run, act):
     (``render_mode='rgb_array'``), with the observations normalised as in training.
 
     Args:
-        run: the loop's ``Run`` (its ``logger``, ``env``, ``env_kwargs``, ``p``, ``options``).
+        run: the loop's ``Run`` (its ``logger``, ``env``, ``setup.env_kwargs``, ``p``,
+            ``options``).
         act: ``(obs_dim,)`` observation to action.
     """
     from spinup_tf.utils.normalize import observation_normalizer, MODEL_KEY
     stats = run.logger.model_extras.get(MODEL_KEY)
     normalize = observation_normalizer({MODEL_KEY: stats.state_dict()} if stats else {})
     out = osp.join(run.logger.output_dir, 'videos')
-    results = record_episodes(run.env.spec.id, run.env_kwargs, lambda o: act(normalize(o)),
+    results = record_episodes(run.env.spec.id, run.setup.env_kwargs, lambda o: act(normalize(o)),
                               out, run.options.videos, run.p.max_ep_len,
                               run.p.seed + VIDEO_SEED_OFFSET)
     for path, ep_ret, ep_len in results:
