@@ -255,17 +255,27 @@ def test_rllab_evaluates_once_after_the_last_epoch_with_eval_samples_episodes(tm
 
 
 def test_test_episodes_and_their_discounted_returns():
+    """The test episodes store their returns and lengths (cut at max_ep_len); run on
+    rllab's DiscountedReturns, each also stores its discounted return, the last one when
+    flushed."""
     from spinup_tf.loops.skeleton import run_test_episodes
+    from spinup_tf.reproductions.rllab_logging import DiscountedReturns
     logger = SimpleNamespace(epoch_dict={})
     logger.store = lambda **kw: [logger.epoch_dict.setdefault(k, []).append(v)
                                  for k, v in kw.items()]
     env = gym.wrappers.TimeLimit(LineEnv(terminate_at=4), max_episode_steps=100)
-    run_test_episodes(env, lambda o: np.zeros(1), 3, 100, 0, {}, logger, discount=0.5)
+    discounted = DiscountedReturns(env, 0.5, logger)
+    run_test_episodes(discounted, lambda o: np.zeros(1), 3, 100, 0, {}, logger)
     assert logger.epoch_dict['TestEpLen'] == [4, 4, 4]
-    run_test_episodes(env, lambda o: np.zeros(1), 2, 3, 0, {}, logger)  # max_ep_len 3
-    assert logger.epoch_dict['TestEpLen'][3:] == [3, 3]
+    assert len(logger.epoch_dict['TestEpDiscRet']) == 2  # the last is still open
+    discounted.flush()
     # rllab's discount_return: sum_t gamma^t r_t = 1 + .5 + .25 + .125
     np.testing.assert_allclose(logger.epoch_dict['TestEpDiscRet'], [1.875] * 3)
+    discounted.flush()  # nothing open: nothing stored
+    assert len(logger.epoch_dict['TestEpDiscRet']) == 3
+    run_test_episodes(env, lambda o: np.zeros(1), 2, 3, 0, {}, logger)  # max_ep_len 3
+    assert logger.epoch_dict['TestEpLen'][3:] == [3, 3]
+    assert len(logger.epoch_dict['TestEpDiscRet']) == 3  # the plain env stores none
 
 
 def test_rllab_es_statistics_cumulative_or_per_epoch(tmp_path):

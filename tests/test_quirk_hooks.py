@@ -80,7 +80,11 @@ def test_epochs_one_step_late_are_seed_000s(tmp_path, monkeypatch):
     hooks = make_hooks(epochs_one_step_late=True)
     hooks.bind(SimpleNamespace(steps_per_epoch=5000, epochs=100), None, True, {})
     due = [t for t in range(500000) if hooks.epoch_due(t, False)]
-    assert [(t // 5000, hooks.steps_logged(t + 1), t + 1) for t in due] == \
+    logged = []  # the TotalEnvInteracts of each row the hooks write
+    loop = SimpleNamespace(log_row=lambda epoch, total_steps: logged.append(total_steps))
+    for t in due:
+        hooks.write_row(loop, t // 5000, t + 1)
+    assert list(zip([t // 5000 for t in due], logged, [t + 1 for t in due])) == \
         _seed_000_rows(500000, 5000)
     assert len(due) == 99 and due[0] + 1 == 5001
     del ends[:]

@@ -32,8 +32,9 @@ hook                   when the loop calls it                       the default
 ``test_episodes``      each epoch end: how many test episodes       ``num_test_episodes``
 ``test_on``            each epoch end: the env that tests           the test env
 ``after_tests``        each epoch end, after the test episodes      nothing
-``write_row``          each epoch end: write its progress row?      yes
-``steps_logged``       each row: its ``TotalEnvInteracts``           the steps taken
+``write_row``          each epoch end: its progress row             the row, with
+                                                                    ``TotalEnvInteracts``
+                                                                    the steps taken
 ``log_extra``          each row, after the algorithm's columns      nothing
 =====================  ===========================================  ======================
 
@@ -48,22 +49,20 @@ class Hooks:
     Attributes:
         flags (dict): the settings that made these hooks (``{}``: Spinning Up's).
         state (dict): what the hooks keep between calls (checkpointed with the loop).
-        p, options: the loop's parameters (``steps_per_epoch``, ``epochs``,
-            ``max_ep_len``, ...) and options, set by :meth:`bind`; ``off_policy`` says
-            which loop calls.
+        p, options, config: the loop's parameters (``steps_per_epoch``, ``epochs``,
+            ``max_ep_len``, ...), its options and the run's whole config (``gamma``,
+            ``act_noise``...), set by :meth:`bind`; ``off_policy`` says which loop calls.
     """
 
     def __init__(self, **flags):
         self.flags = dict(flags)
         self.state = {}
-        self.p, self.options, self.off_policy = None, None, True
-        self.gamma = self.act_noise = None
+        self.p, self.options, self.config, self.off_policy = None, None, None, True
 
     def bind(self, p, options, off_policy, config):
         """Called by a loop's ``Run`` before anything else: its parameters, options and
-        config (``gamma``, ``act_noise``: the run's discount and exploration scale)."""
-        self.p, self.options, self.off_policy = p, options, off_policy
-        self.gamma, self.act_noise = config.get('gamma'), config.get('act_noise')
+        config (the algorithm's hyperparameters with the options)."""
+        self.p, self.options, self.off_policy, self.config = p, options, off_policy, config
 
     # ---- acting -------------------------------------------------------------------------
     def policy_space(self, action_space):
@@ -148,9 +147,6 @@ class Hooks:
         ``num_test_episodes``; ``last``: the run's last epoch)."""
         return n
 
-    test_discount = None
-    """None, or a discount ``gamma``: the test episodes also store ``TestEpDiscRet``."""
-
     def test_on(self, loop):
         """``(env, seed)``: the env the test episodes run on, and the seed of its first
         reset (None: continue its RNG)."""
@@ -159,13 +155,11 @@ class Hooks:
     def after_tests(self, loop, epoch):
         """Called after the epoch's test episodes, before its row."""
 
-    def write_row(self, epoch):
-        """Whether the epoch writes its progress row."""
-        return True
-
-    def steps_logged(self, total_steps):
-        """The ``TotalEnvInteracts`` of a row written after ``total_steps`` env steps."""
-        return total_steps
+    def write_row(self, loop, epoch, total_steps):
+        """Write epoch ``epoch``'s progress row, after ``total_steps`` env steps
+        (``EpochLoop.log_row``: its ``TotalEnvInteracts``). A seed may write none, or log
+        other steps."""
+        loop.log_row(epoch, total_steps)
 
     def log_extra(self, logger, loop):
         """Log extra columns after the algorithm's, before ``Time``."""

@@ -81,7 +81,6 @@ class Run:
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
                                                                 LOOP_PARAMETERS, Hooks)
         self.hooks.bind(self.p, self.options, True, config)
-        self.num_test_episodes = self.p.num_test_episodes
         self.act_noise = config.get('act_noise')  # deterministic policies' exploration scale
         # Spinning Up's Gaussian noise, or another process (checked before any write)
         self.gaussian_noise = str(self.options.noise).lower() == OPTIONS['noise']

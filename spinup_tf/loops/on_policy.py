@@ -62,7 +62,7 @@ from spinup_tf.loops.skeleton import EpochLoop
 from spinup_tf.loops.gae_buffer import GAEBuffer
 
 LOOP_PARAMETERS = ('seed', 'steps_per_epoch', 'epochs', 'gamma', 'lam', 'max_ep_len',
-                   'save_freq')
+                   'save_freq', 'num_test_episodes')  # (the last is an option here)
 OPTIONS = dict(
     fused=True,                   # the fast engine (spinup_tf.fast.on_policy); False: Spinning Up's
     normalize_obs=False,          # running mean/std observations (spinup_tf.utils.normalize)
@@ -102,7 +102,6 @@ class Run:
         self.options, self.p, self.hooks, config = split_config(algo, config, OPTIONS,
                                                                 LOOP_PARAMETERS, OnPolicyHooks)
         self.hooks.bind(self.p, self.options, False, config)
-        self.num_test_episodes = self.options.num_test_episodes
 
         def check(env):
             obs = observation_shape(env.observation_space, algo,
@@ -112,7 +111,7 @@ class Run:
                                      'scaled to [0, 1] by the network')
             check_discrete_or_box(env.action_space, algo)
             check_positive_ints(steps_per_epoch=self.p.steps_per_epoch, epochs=self.p.epochs)
-            n_test = self.num_test_episodes
+            n_test = self.p.num_test_episodes
             if isinstance(n_test, bool) or not isinstance(n_test, int) or n_test < 0:
                 raise UserInputError('num_test_episodes must be a non-negative integer, got %r'
                                      % (n_test,))
@@ -121,7 +120,7 @@ class Run:
                     raise UserInputError('%s must be one of %s, got %r'
                                          % (name, ', '.join(map(repr, allowed)), config[name]))
 
-        n_envs = 2 if self.num_test_episodes else 1  # a test env for test episodes
+        n_envs = 2 if self.p.num_test_episodes else 1  # a test env for test episodes
         self.setup = Setup(algo, env_fn, config, check, n_envs=n_envs,
                            tensorboard=self.options.tensorboard)
         self.graph, self.logger = self.setup.graph, self.setup.logger

@@ -32,8 +32,9 @@ class EpochLoop:
     """Spinning Up's epochs, for one run.
 
     Args:
-        run: the loop's ``Run``: ``p`` (the loop's parameters), ``logger``, ``hooks``,
-            ``env`` and ``test_env`` (None: no test episodes).
+        run: the loop's ``Run``: ``p`` (the loop's parameters: ``seed``, ``epochs``,
+            ``steps_per_epoch``, ``max_ep_len``, ``save_freq``, ``num_test_episodes``...),
+            ``logger``, ``hooks``, ``env`` and ``test_env`` (None: no test episodes).
         agent: what acts and learns: ``act(o)`` (the deterministic test action),
             ``log_diagnostics(logger)`` (the algorithm's columns), ``finite_keys`` (stored
             diagnostics that must stay finite) and, optionally, ``closers`` (closed when the
@@ -44,7 +45,6 @@ class EpochLoop:
     def __init__(self, run, agent, store):
         self.p, self.logger, self.hooks = run.p, run.logger, run.hooks
         self.env, self.test_env, self.agent = run.env, run.test_env, agent
-        self.num_test_episodes = run.num_test_episodes
         self.envs = [e for e in (self.env, self.test_env) if e is not None]
         self.checkpointer = Checkpointer(self.logger, self.envs, store)
         self.state = dict(t=0, epoch=0, elapsed=0.0, hooks=self.hooks.state)
@@ -98,8 +98,7 @@ class EpochLoop:
             self.save(epoch)
         self.test(epoch, last)
         self.hooks.after_tests(self, epoch)
-        if self.hooks.write_row(epoch):
-            self.log_row(epoch, total_steps)
+        self.hooks.write_row(self, epoch, total_steps)
         logger.epoch_dict.clear()  # values stored but not logged (e.g. DDPG's Backup)
         state.update(epoch=epoch, row_owed=None)
         self.finished = last
@@ -118,11 +117,11 @@ class EpochLoop:
         """The epoch's deterministic test episodes, and the best model they choose."""
         if self.test_env is None:
             return
-        n = self.hooks.test_episodes(epoch, last, self.num_test_episodes)
+        n = self.hooks.test_episodes(epoch, last, self.p.num_test_episodes)
         if n:
             env, seed = self.hooks.test_on(self)
             run_test_episodes(env, self.agent.act, n, self.p.max_ep_len, seed, self.state,
-                              self.logger, discount=self.hooks.test_discount)
+                              self.logger)
         keep_best(self.logger, self.state, epoch, self.save_best)
 
     def log_row(self, epoch, total_steps):
@@ -136,7 +135,7 @@ class EpochLoop:
         if testing:
             logger.log_tabular('TestEpLen', average_only=True)
         self.log_columns()
-        logger.log_tabular('TotalEnvInteracts', self.hooks.steps_logged(total_steps))
+        logger.log_tabular('TotalEnvInteracts', total_steps)
         self.agent.log_diagnostics(logger)
         self.hooks.log_extra(logger, self)
         logger.log_tabular('Time', self.elapsed())
@@ -152,36 +151,30 @@ class EpochLoop:
 TEST_SEED_OFFSET = 10000
 
 
-def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger, discount=None):
+def run_test_episodes(test_env, act, n, max_ep_len, seed, state, logger):
     """``n`` episodes of ``act(o)`` on ``test_env``; each is stored as ``TestEpRet``
-    and ``TestEpLen``, and with a ``discount`` gamma also as ``TestEpDiscRet``
-    :math:`= \\sum_t \\gamma^t r_t`. The first reset of the run (``state['test_seeded']``
-    False) seeds the env with ``seed + 10000``; later ones continue its RNG (all of them
-    with ``seed`` None).
+    and ``TestEpLen``. The first reset of the run (``state['test_seeded']`` False) seeds the
+    env with ``seed + 10000``; later ones continue its RNG (all of them with ``seed`` None).
 
     Ctrl-C / SIGTERM stop it at the next env step (``check_stop``). The phase is then undone
-    before the interrupt goes on: the episodes it stored are dropped and the test env's RNG
-    put back, so the checkpoint written next holds no partial test statistics and a resumed
-    run tests that epoch again from the same start."""
+    before the interrupt goes on: what it stored in the logger is dropped and the test env's
+    RNG put back, so the checkpoint written next holds no partial test statistics and a
+    resumed run tests that epoch again from the same start."""
     seeded = state.get('test_seeded')
-    with undone_on_interrupt(logger, ('TestEpRet', 'TestEpLen', 'TestEpDiscRet'), state,
-                             'test_seeded', test_env if seeded or seed is None else None):
+    with undone_on_interrupt(logger, state, 'test_seeded',
+                             test_env if seeded or seed is None else None):
         for _ in range(n):
             if seed is not None and not state.get('test_seeded'):
                 o = seed_env(test_env, seed + TEST_SEED_OFFSET)
                 state['test_seeded'] = True
             else:
                 o, _ = test_env.reset()
-            ep_ret, ep_disc_ret, ep_len, done = 0.0, 0.0, 0, False
+            ep_ret, ep_len, done = 0.0, 0, False
             while not done:
                 check_stop()  # Ctrl-C / SIGTERM: at the next step, also in a long test phase
                 # Take deterministic actions at test time (no noise).
                 o, r, terminated, truncated, _ = test_env.step(act(o))
                 ep_ret += r
-                if discount is not None:
-                    ep_disc_ret += discount ** ep_len * r
                 ep_len += 1
                 done = terminated or truncated or ep_len == max_ep_len
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len)
-            if discount is not None:
-                logger.store(TestEpDiscRet=ep_disc_ret)

@@ -161,7 +161,7 @@ class UnclippedOrUnitNoise:
 
     def bind(self, p, options, off_policy, config):
         super().bind(p, options, off_policy, config)
-        if self.act_noise is None:
+        if self.config.get('act_noise') is None:
             names = [k for k in ('store_unclipped_actions', 'noise_in_unit_actions')
                      if self.flags.get(k)]
             raise UserInputError('%s %s the exploration noise of a deterministic policy '
@@ -409,8 +409,9 @@ class UpdatesWaitForMemory:
     def ready_to_update(self, t, replay_buffer):
         return self.state.get('stored', 0) >= self.p.update_after
 
-    def write_row(self, epoch):
-        return self.state.get('stored', 0) >= self.p.update_after
+    def write_row(self, loop, epoch, total_steps):
+        if self.state.get('stored', 0) >= self.p.update_after:
+            super().write_row(loop, epoch, total_steps)
 
 
 class KLNewOld:
@@ -447,8 +448,8 @@ class EpochsOneStepLate:
     def epoch_due(self, t, episode_ended):
         return t > 0 and t % self.p.steps_per_epoch == 0
 
-    def steps_logged(self, total_steps):
-        return total_steps - 1
+    def write_row(self, loop, epoch, total_steps):
+        super().write_row(loop, epoch, total_steps - 1)
 
 
 class TestAtStart:
@@ -533,13 +534,20 @@ class RllabLogging:
     (``spinup_tf.reproductions.rllab_logging``), with ``cumulative_es_stats`` lines 103,
     309, 495-511 (``self.strategy_path_returns`` is appended to and never cleared)."""
 
-    @property
-    def test_discount(self):
-        return self.gamma
+    def test_on(self, loop):
+        """The test episodes' env, wrapped to store their discounted returns
+        (``TestEpDiscRet``, rllab's ``AverageDiscountedReturn``)."""
+        from spinup_tf.reproductions.rllab_logging import DiscountedReturns
+        env, seed = super().test_on(loop)
+        self.discounted = DiscountedReturns(env, self.config['gamma'], loop.logger)
+        return self.discounted, seed
 
     def after_tests(self, loop, epoch):
         from spinup_tf.reproductions import rllab_logging
         super().after_tests(loop, epoch)
+        if getattr(self, 'discounted', None) is not None:  # the last episode's
+            self.discounted.flush()
+            self.discounted = None
         logger = loop.logger
         self.q_fit = rllab_logging.q_fit_stats(logger)  # before the algorithm's columns
         self.es_returns = None
@@ -571,11 +579,12 @@ class NoisyTestEpisodes:
         env_rng = env.unwrapped.np_random.bit_generator.state
         clip = not self.flags.get('store_unclipped_actions')
         low, high = loop.env.action_space.low, loop.env.action_space.high
+        scale = self.config['act_noise']
         for _ in range(n):
             o, _ = env.reset()
             ep_ret, ep_len, done = 0.0, 0, False
             while not done:
-                a = loop.agent.act(o) + self.act_noise * rng.standard_normal(low.shape)
+                a = loop.agent.act(o) + scale * rng.standard_normal(low.shape)
                 o, r, terminated, truncated, _ = env.step(np.clip(a, low, high) if clip else a)
                 ep_ret, ep_len = ep_ret + r, ep_len + 1
                 done = terminated or truncated or ep_len == self.p.max_ep_len

@@ -8,10 +8,47 @@ never cleared, seed 002 lines 103, 309, 495-511), ``AverageQLoss``,
 ``AverageAbsY``, ``AverageAbsQYDiff`` (``y`` is the Bellman backup). When ``rllab_logging``
 is on, the loop takes :func:`q_fit_stats` before the algorithm logs its columns (which
 consumes the stored values) and calls :func:`log_rllab_columns` after them; the algorithm
-must store ``QVals`` and ``Backup`` (DDPG's Q loss does). The evaluation columns are NaN in
-an epoch without test episodes (rllab's protocol, ``eval_samples``, tests only at the last).
+must store ``QVals`` and ``Backup`` (DDPG's Q loss does). The test episodes run on a
+:class:`DiscountedReturns` wrapper, which stores each one's ``TestEpDiscRet``. The evaluation
+columns are NaN in an epoch without test episodes (rllab's protocol, ``eval_samples``, tests
+only at the last).
 """
 import numpy as np
+
+
+class DiscountedReturns:
+    """The env the test episodes run on, as it is, but for one thing: each episode's
+    discounted return :math:`\\sum_t \\gamma^t r_t` (rllab's ``AverageDiscountedReturn``) is
+    stored in ``logger`` as ``TestEpDiscRet``, when the next episode starts (``reset``) or,
+    for the last one, by :meth:`flush`.
+
+    Args:
+        env: the env (the test env, or the training env for a seed that tests on it).
+        gamma (float): the run's discount.
+        logger: the run's ``EpochLogger``.
+    """
+
+    def __init__(self, env, gamma, logger):
+        self.env, self.gamma, self.logger = env, gamma, logger
+        self.action_space, self.unwrapped = env.action_space, env.unwrapped
+        self.ret = self.t = None  # the open episode's discounted return and its steps
+
+    def reset(self, **kwargs):
+        self.flush()
+        self.ret, self.t = 0.0, 0
+        return self.env.reset(**kwargs)
+
+    def step(self, a):
+        out = self.env.step(a)
+        self.ret += self.gamma ** self.t * out[1]
+        self.t += 1
+        return out
+
+    def flush(self):
+        """Store the open episode's discounted return (if it took a step)."""
+        if self.t:
+            self.logger.store(TestEpDiscRet=self.ret)
+        self.ret = self.t = None
 
 
 def q_fit_stats(logger):

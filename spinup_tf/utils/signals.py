@@ -39,21 +39,19 @@ def check_stop():
 
 
 @contextmanager
-def undone_on_interrupt(logger, keys, state, state_key, env=None):
+def undone_on_interrupt(logger, state, state_key, env=None):
     """A phase that Ctrl-C / SIGTERM may stop midway (the test episodes), undone before the
-    interrupt goes on: the values it stored in ``logger`` under ``keys`` are dropped,
-    ``state[state_key]`` is put back, and so is ``env``'s RNG when ``env`` is given. So the
-    checkpoint written next holds nothing of the phase, and a resumed run runs it again from
-    the same start."""
-    stored = {k: len(logger.epoch_dict.get(k, [])) for k in keys}
+    interrupt goes on: every value it stored in ``logger`` is dropped, ``state[state_key]``
+    is put back, and so is ``env``'s RNG when ``env`` is given. So the checkpoint written
+    next holds nothing of the phase, and a resumed run runs it again from the same start."""
+    stored = {k: len(v) for k, v in logger.epoch_dict.items()}
     before = state.get(state_key)
     rng = env.unwrapped.np_random.bit_generator.state if env is not None else None
     try:
         yield
     except KeyboardInterrupt:
-        for k, count in stored.items():
-            if k in logger.epoch_dict:
-                del logger.epoch_dict[k][count:]
+        for k in list(logger.epoch_dict):
+            del logger.epoch_dict[k][stored.get(k, 0):]
         state[state_key] = before
         if rng is not None:
             env.unwrapped.np_random.bit_generator.state = rng
