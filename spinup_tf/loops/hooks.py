@@ -27,8 +27,8 @@ hook                   when the loop calls it                       the default
 ``optimizer``          once per optimizer the algorithm builds      ``AdamOptimizer(lr)``
 ``before_training``    once, before the first step                  nothing
 ``epoch_due``          each off-policy step: does an epoch end?     every steps_per_epoch
-``after_last_step``    the steps are done, the last epoch not       a checkpoint, no row
-                       (an epoch that ended late or not at all)
+``after_last_step``    after the last step, if no epoch ended as    model and checkpoint
+                       the run's last                               saved, no row
 ``test_episodes``      each epoch end: how many test episodes       ``num_test_episodes``
 ``test_on``            each epoch end: the env that tests           the test env
 ``after_tests``        each epoch end, after the test episodes      nothing
