@@ -16,6 +16,30 @@ import shutil
 import numpy as np
 
 
+SMALL_TD3 = ['--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300',
+             '--start_steps', '100', '--update_after', '100', '--num_test_episodes', '1',
+             '--max_ep_len', '100', '--hid', '[8]', '--save_freq', '1']
+"""``run.py td3`` flags of a small finished run to copy and damage: 2 epochs of 300 steps, a
+checkpoint after each."""
+
+
+def snapshot(path):
+    """Every entry under ``path`` with its content: a file's bytes, a link's target, and
+    ``'special'`` for a FIFO, socket or device (folders are implied by their entries). Two
+    equal snapshots mean nothing under ``path`` was written, removed or replaced."""
+    out = {}
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            p = os.path.join(root, name)
+            if os.path.islink(p):
+                out[p] = ('link', os.readlink(p))
+            elif os.path.isfile(p):
+                out[p] = open(p, 'rb').read()
+            elif not os.path.isdir(p):
+                out[p] = 'special'
+    return out
+
+
 def edit_json(path, fn):
     """Apply ``fn(value) -> value`` to the JSON file ``path`` (``fn`` may edit in place and
     return None)."""

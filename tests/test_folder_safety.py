@@ -15,9 +15,7 @@ from conftest import run_cli, run_script
 import hostile_folders as H
 from spinup_tf.utils.errors import UserInputError
 
-RUN = ['--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300', '--start_steps',
-       '100', '--update_after', '100', '--num_test_episodes', '1', '--max_ep_len', '100',
-       '--hid', '[8]', '--save_freq', '1']
+RUN = H.SMALL_TD3
 
 
 def _one_error_line(res, text=''):
@@ -41,19 +39,6 @@ def cli(capsys, monkeypatch):
         out, err = capsys.readouterr()
         return subprocess.CompletedProcess(args, rc, out, err)
     return call
-
-
-def _tree(path):
-    """Every file under ``path`` with its bytes (links as their targets)."""
-    out = {}
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            p = os.path.join(root, name)
-            if os.path.islink(p):
-                out[p] = ('link', os.readlink(p))
-            elif os.path.isfile(p):
-                out[p] = open(p, 'rb').read()
-    return out
 
 
 @pytest.fixture(scope='module')
@@ -152,9 +137,9 @@ def test_the_rebuilt_policy_acts_as_the_saved_graph(tmp_path, algo, env_id, kwar
 ], ids=['obs-size', 'env-list', 'actor-critic', 'policy-kwarg', 'activation', 'algo'])
 def test_test_policy_refuses_a_config_whose_policy_does_not_fit(run, cli, edit, text):
     H.edit_json(run / 'config.json', edit)
-    before = _tree(run)
+    before = H.snapshot(run)
     _one_error_line(cli('test_policy', run, '--norender', '--episodes', '1'), text)
-    assert _tree(run) == before
+    assert H.snapshot(run) == before
 
 
 @pytest.mark.parametrize('value', ['abc', {'obs': {'mean': [0.0], 'm2': [1.0], 'count': 1}},
@@ -287,9 +272,9 @@ def test_resume_refuses_a_folder_that_disagrees_with_its_checkpoint(run, cli, ca
         (run / name).write_text(edit(lines))
     else:
         H.edit_json(run / name, edit)
-    before = _tree(run)
+    before = H.snapshot(run)
     _one_error_line(cli('resume', run), text)
-    assert _tree(run) == before  # not even a .lock
+    assert H.snapshot(run) == before  # not even a .lock
 
 
 def _zip_bomb(run):
@@ -309,9 +294,9 @@ def test_resume_refuses_damaged_checkpoint_files_by_reading_alone(run, cli, dama
     """A zip bomb's claim in arrays.npz and truncated variables are found before the folder
     is taken (no .lock) or anything in it is restored."""
     damage(run)
-    before = _tree(run)
+    before = H.snapshot(run)
     _one_error_line(cli('resume', run), text)
-    assert _tree(run) == before
+    assert H.snapshot(run) == before
 
 
 def test_resume_continues_after_rows_written_past_the_checkpoint(run):

@@ -5,7 +5,6 @@ tune's study database, and the working directory of ``python -m spinup_tf``.
 
 ``bench/battery.py`` runs every payload of every class; this file has one test per kind.
 """
-import json
 import os
 import subprocess
 import sys
@@ -19,9 +18,7 @@ import hostile_folders as H
 from spinup_tf.utils.errors import UserInputError
 from spinup_tf.utils import progress_file as pf
 
-RUN = ['--env', 'Pendulum-v1', '--epochs', '2', '--steps_per_epoch', '300', '--start_steps',
-       '100', '--update_after', '100', '--num_test_episodes', '1', '--max_ep_len', '100',
-       '--hid', '[8]', '--save_freq', '1']
+RUN = H.SMALL_TD3
 TP = ['--norender', '--episodes', '1']
 
 
@@ -30,20 +27,6 @@ def one_error_line(res, text=''):
     assert 'Traceback' not in res.stderr
     lines = [l for l in res.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith('error: ') and text in lines[0], lines
-
-
-def tree(path):
-    out = {}
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            p = os.path.join(root, name)
-            if os.path.islink(p):
-                out[p] = ('link', os.readlink(p))
-            elif os.path.isfile(p):
-                out[p] = open(p, 'rb').read()
-            elif not os.path.isdir(p):
-                out[p] = 'special'
-    return out
 
 
 @pytest.fixture(scope='module')
@@ -143,10 +126,10 @@ def test_every_reader_of_progress_files_goes_through_the_one_module():
 def test_resume_refuses_a_fifo_at_a_temporary_or_read_name(run, rel):
     os.mkfifo(run / rel) if not (run / rel).exists() else (os.remove(run / rel),
                                                           os.mkfifo(run / rel))
-    before = tree(run)
+    before = H.snapshot(run)
     res = run_cli('resume', run, timeout=120)
     one_error_line(res, 'FIFO')
-    assert tree(run) == before
+    assert H.snapshot(run) == before
 
 
 def test_remove_any_removes_a_fifo_without_opening_it(tmp_path):
@@ -167,11 +150,11 @@ def test_index_shapes_are_bounded_before_tensorflow_reads_them(run, where, shape
     """TensorFlow aborts the process (exit 134) on a negative dimension, and an int64 size
     guard wraps on an overflowing shape: both are refused before TensorFlow sees them."""
     H.patch_index_shape(str(run / where), shape)
-    before = tree(run)
+    before = H.snapshot(run)
     cmd = ['resume', run] if where.startswith('checkpoint') else ['test_policy', run] + TP
     res = run_cli(*cmd, timeout=120)
     one_error_line(res, 'index declares tensor')
-    assert tree(run) == before
+    assert H.snapshot(run) == before
 
 
 def test_check_index_passes_a_real_checkpoint(finished):
@@ -213,9 +196,9 @@ def test_a_run_folder_or_exp_folder_that_is_a_link_is_not_written_through(run, t
     real = tmp_path / 'real'
     os.rename(run, real)
     os.symlink(real, run)
-    before = tree(real)
+    before = H.snapshot(real)
     one_error_line(run_cli('resume', run, timeout=120), 'symbolic link')
-    assert tree(real) == before
+    assert H.snapshot(real) == before
     data = tmp_path / 'data'
     data.mkdir()
     (tmp_path / 'elsewhere').mkdir()
@@ -283,11 +266,11 @@ def test_tune_refuses_a_study_that_would_write_outside_or_wait(tmp_path, plant, 
         other = H.copy_run(finished, outside / 'other' / 'other_s0')
         made_study(study, str(other) if name.endswith('outside') else
                    os.path.join('..', '..', 'outside', 'other', 'other_s0'))
-    before, before_outside = tree(tmp_path / 'data'), tree(outside)
+    before, before_outside = H.snapshot(tmp_path / 'data'), H.snapshot(outside)
     res = run_cli(*TUNE, '--data_dir', tmp_path / 'data', timeout=300)
     one_error_line(res, 'FIFO' if kind == 'fifo' else 'inside the study' if kind == 'stored'
                    else 'symbolic link')
-    assert tree(tmp_path / 'data') == before and tree(outside) == before_outside
+    assert H.snapshot(tmp_path / 'data') == before and H.snapshot(outside) == before_outside
 
 
 def test_tune_says_a_read_only_database_in_one_line(tmp_path, monkeypatch):
