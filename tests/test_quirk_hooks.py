@@ -574,3 +574,18 @@ def test_sigterm_then_resume_repeats_a_run_whose_epochs_end_one_step_late(tmp_pa
     res = run_cli('resume', run)
     assert res.returncode == 0, res.stderr[-2000:]
     _assert_same_rows(expected, rows_of(run), 2)
+
+
+def test_a_loop_refuses_hooks_it_cannot_call():
+    """The on-policy loop needs OnPolicyHooks (which make_hooks always gives); plain Hooks
+    lack its points, and anything else is no hooks at all: a TypeError naming the class
+    expected, before any env is made."""
+    from spinup_tf import ppo, td3
+
+    def no_env():
+        raise AssertionError('an env was made')
+    with pytest.raises(TypeError, match=r'spinup_tf\.loops\.on_policy_hooks\.OnPolicyHooks'):
+        ppo(no_env, hooks=Hooks())
+    with pytest.raises(TypeError, match=r'spinup_tf\.loops\.hooks\.Hooks'):
+        td3(no_env, hooks=object())
+    assert isinstance(make_hooks(), OnPolicyHooks)
