@@ -24,7 +24,7 @@ the data folder, whichever ``--envs``/``--algos`` this call ran.
 
 The aggregate (``aggregate.png`` and a section of ``RESULTS.md``) pools every env and
 algorithm: each run's score is its value at the furthest of Spinning Up's checkpoints its
-env x algorithm reached (300k steps at least, its budget at most) over Spinning Up TF1's mean
+env x algorithm's seeds all reached (300k steps at least) over Spinning Up TF1's mean
 there (1.0 = Spinning Up's), summarised by the IQM and the mean with 95 % stratified
 bootstrap intervals and by the performance profile (``spinup_tf.tools.stats``).
 
@@ -381,18 +381,22 @@ def _write_outputs(seeds, args):
 
 
 def normalized_finals(rows, args):
-    """``{(env, algo): [score of each seed]}``: each run's value over Spinning Up TF1's mean
-    there (1.0 = Spinning Up's) at the furthest of Spinning Up's checkpoints that the env x
-    algorithm's runs reached, from 300k steps (or the budget, if smaller) up to its
-    algorithm's budget (so a 1M row,
-    once its runs reach it, replaces the same task's 300k one) (``rows``:
-    ``write_outputs``'s table rows)."""
+    """``(scores, at)``: ``scores[(env, algo)]`` is each seed's value over Spinning Up TF1's
+    mean there (1.0 = Spinning Up's) and ``at[(env, algo)]`` the step, the furthest of
+    Spinning Up's checkpoints that every seed of the env x algorithm reached, from 300k steps
+    on (or its budget, if smaller). So a 1M row replaces the task's 300k one once all its
+    seeds have reached 1M, and a row of the seeds finished so far never stands for the task
+    (``rows``: ``write_outputs``'s table rows)."""
+    seeds = {}
+    for env, algo, _, ours, _, _, _ in rows:
+        seeds[(env, algo)] = max(seeds.get((env, algo), 0), len(ours))
     out, at = {}, {}
     for env, algo, step, ours, su, _, _ in rows:
-        budget = budget_of(algo, args)
-        if min(300000, budget) <= step <= budget and su > 0 and step > at.get((env, algo), 0):
-            out[(env, algo)], at[(env, algo)] = [v / su for v in ours], step
-    return out
+        task = (env, algo)
+        if (step >= min(300000, budget_of(algo, args)) and su > 0 and
+                len(ours) == seeds[task] and step > at.get(task, 0)):
+            out[task], at[task] = [v / su for v in ours], step
+    return out, at
 
 
 # Rows of the aggregate table: which env x algorithm tasks each pools.
@@ -403,9 +407,9 @@ PROFILE_TAUS = [i / 100 for i in range(0, 251)]
 
 def aggregate_outputs(rows, args):
     """Draw ``aggregate.png`` and return the aggregate section of RESULTS.md (no lines when
-    no env x algorithm has reached its budget)."""
+    no env x algorithm has reached 300k steps, or its budget if smaller)."""
     from spinup_tf.tools import stats
-    scores = normalized_finals(rows, args)
+    scores, at = normalized_finals(rows, args)
     if not scores:
         return []
     table = []
@@ -419,12 +423,15 @@ def aggregate_outputs(rows, args):
                       stats.aggregate(tasks, 'mean'),
                       stats.Interval(above[0][0], above[1][0], above[2][0])))
     draw_aggregate(table, osp.join(args.out, 'aggregate.png'), env_version(args.data_dir))
-    budgets = 'off-policy %dk, on-policy %dk steps' % (args.budget_off // 1000,
-                                                       args.budget_on // 1000)
+    by_step = {}
+    for (env, algo), step in sorted(at.items()):
+        by_step.setdefault(step, []).append('%s %s' % (env_id(env, args.data_dir), algo))
+    scored_at = '; '.join('%dk: %s' % (step // 1000, ', '.join(tasks))
+                          for step, tasks in sorted(by_step.items()))
     lines = ['', '## Aggregate: our return over Spinning Up TF1\'s, across envs and algorithms',
              '',
              'Each run\'s score is its value at the furthest of Spinning Up\'s checkpoints '
-             'its env x algorithm reached, from 300k steps up to its budget (%s; smoothed over '
+             'that every seed of its env x algorithm reached, from 300k steps on (smoothed over '
              '11 epochs as above), divided by Spinning Up TF1\'s mean there: 1.0 is Spinning '
              'Up\'s. IQM: the mean of the middle 50 %% of the runs pooled; "runs above 1": the '
              'fraction of runs scoring above Spinning Up\'s mean (the performance profile at '
@@ -432,7 +439,9 @@ def aggregate_outputs(rows, args):
              'intervals (10000 resamples; seeds resampled within each env x algorithm; '
              '`spinup_tf/tools/stats.py`). Spinning Up\'s means are held fixed: their own '
              'standard error (its std over √10) is not in these intervals. Figure: '
-             '`aggregate.png` (intervals, and the performance profile).' % budgets, '',
+             '`aggregate.png` (intervals, and the performance profile). Scored at %s.'
+             % scored_at,
+             '',
              '| runs of | env x algorithm | runs | IQM [95 % CI] | mean [95 % CI] '
              '| runs above 1 [95 % CI] |', '|---|---|---|---|---|---|']
     for name, keys, tasks, iqm, mean, above in table:

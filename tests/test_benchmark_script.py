@@ -1,6 +1,7 @@
 """plots/benchmark.py: its reading of curves, and --no-run never replacing a table with an
 empty one."""
 import os
+import shutil
 
 import numpy as np
 
@@ -255,3 +256,41 @@ def test_aggregate_takes_each_task_at_its_furthest_checkpoint_and_work_dir_runs_
             .splitlines() if line.startswith('| ')}
     assert rows['all'].startswith('| all | 2 | 4 | 1.00 [1.00, 1.00] |'), rows['all']
     assert '| HalfCheetah-v5 | td3 | 1000k | 2 |' in table
+
+
+def test_aggregate_moves_a_task_to_1m_once_every_seed_is_there_whatever_the_budget(tmp_path):
+    """The committed table is redrawn with the default budget (300k off-policy), yet a task
+    whose three seeds reached 1M is scored at 1M; while one seed is still short of 1M, the
+    task stays at 300k, the furthest checkpoint all three reached, and the 1M row of two
+    seeds is shown in the table but does not stand for the task."""
+    bm = load()
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    os.makedirs(out)
+    # Spinning Up TF1, HalfCheetah: DDPG 6741 at 300k and 9179 at 1M; TD3 7850 and 9893.
+    for seed in range(3):
+        write_run(bm, data, 'HalfCheetah', 'ddpg', seed, 9179 * 2.0, epochs=250)
+        # TD3: seeds 0 and 1 at 1M, seed 2 at 300k; 7850 * 0.5 at 300k = 3925 is the value
+        # of every epoch, so at 1M (all 250 epochs equal) it scores 3925 / 9893 = 0.397.
+        write_run(bm, data, 'HalfCheetah', 'td3', seed, 7850 * 0.5,
+                  epochs=250 if seed < 2 else 75)
+
+    def aggregate():
+        assert bm.main(['--no-run', '--envs', 'HalfCheetah', '--data_dir', data,
+                        '--out', out]) == 0
+        table = open(os.path.join(out, 'RESULTS.md')).read()
+        section = table.split('## Aggregate')[1]
+        rows = {line.split('|')[1].strip(): line for line in section.splitlines()
+                if line.startswith('| ')}
+        return table, section, rows
+
+    table, section, rows = aggregate()
+    assert '| HalfCheetah-v5 | td3 | 1000k | 2 |' in table
+    assert rows['ddpg'].startswith('| ddpg | 1 | 3 | 2.00 [2.00, 2.00] |'), rows['ddpg']
+    assert rows['td3'].startswith('| td3 | 1 | 3 | 0.50 [0.50, 0.50] |'), rows['td3']
+    assert 'Scored at 300k: HalfCheetah-v5 td3; 1000k: HalfCheetah-v5 ddpg.' in section
+    # The last seed reaches 1M: the task moves there.
+    shutil.rmtree(bm.run_folder(data, 'HalfCheetah', 'td3', 2))
+    write_run(bm, data, 'HalfCheetah', 'td3', 2, 7850 * 0.5, epochs=250)
+    table, section, rows = aggregate()
+    assert rows['td3'].startswith('| td3 | 1 | 3 | 0.40 [0.40, 0.40] |'), rows['td3']
+    assert 'Scored at 1000k: HalfCheetah-v5 ddpg, HalfCheetah-v5 td3.' in section
