@@ -491,7 +491,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--envs', nargs='*', default=list(DEFAULT_MATRIX),
-                        help='HalfCheetah Hopper Walker2d Ant (run as -v5, or as --env_version says)')
+                        help='HalfCheetah Hopper Walker2d Ant (run as -v5, or as '
+                        '--env_version says)')
     parser.add_argument('--env_version', default='v5',
                         help='v5 (default) or v4: gymnasium\'s MuJoCo version to run, for a '
                         'variant in its own --data_dir and --out (v4: -v3\'s models on the new '

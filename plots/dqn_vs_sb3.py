@@ -6,10 +6,11 @@ SAC and PPO beside them, on the classic discrete-action envs.
 
 Every run writes a tab-separated ``progress.txt`` in
 ``plots/dqn_sb3/data/<who>/<env>/run/run_s<seed>/`` (ours: ``run.py``'s own run folder; SB3:
-this script's ``sb3-run`` child, which logs the same columns). At each epoch's end both test the greedy policy on 10 episodes of a separate env
-(``AverageTestEpRet``). A finished run (its steps reached) is skipped, so the script can be
-stopped and started again. The runs alternate ours and SB3 per (env, seed), in one session,
-one at a time, so their env steps/s are measured under the same load.
+this script's ``sb3-run`` child, which logs the same columns). At each epoch's end both test
+the greedy policy on 10 episodes of a separate env (``AverageTestEpRet``). A finished run (its
+steps reached) is skipped, so the script can be stopped and started again. The runs alternate
+ours and SB3 per (env, seed), in one session, one at a time, so their env steps/s are measured
+under the same load.
 
 Then ``plots/dqn_sb3/RESULTS.md``: per env, each agent's final test return (mean ± std over
 seeds) and the mean of its last three evaluations, the ratio ours / SB3, and env steps/s
@@ -366,7 +367,8 @@ def steps_per_second(env_id, rows):
     if is_atari(env_id):
         start = ZOO[env_id]['learning_starts']
         rates = [(steps[k] - steps[k - 1]) / (times[k] - times[k - 1])
-                 for k in range(1, len(steps)) if steps[k - 1] >= start and times[k] > times[k - 1]]
+                 for k in range(1, len(steps))
+                 if steps[k - 1] >= start and times[k] > times[k - 1]]
         if rates:
             return float(np.median(rates))
     return steps[-1] / times[-1]

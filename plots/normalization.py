@@ -115,7 +115,8 @@ def _write_outputs(data_dir, seeds, epochs, out=HERE):
                                'Spinning Up, and this project since, send them as sampled)',
             frozenset([False]): 'as sampled, as Spinning Up'}.get(
                 frozenset(clipped), 'clipped in some runs, as sampled in others'))
-        f.write('| variant | seeds | steps | final AverageEpRet | per seed |\n|---|---|---|---|---|\n')
+        f.write('| variant | seeds | steps | final AverageEpRet | per seed |\n'
+                '|---|---|---|---|---|\n')
         f.write('\n'.join(table) + '\n\n![PPO HalfCheetah](ppo_halfcheetah.png)\n')
     print('wrote %s and %s' % (osp.join(out, 'ppo_halfcheetah.png'), osp.join(out, 'RESULTS.md')))
 
