@@ -26,7 +26,9 @@ The aggregate (``aggregate.png`` and a section of ``RESULTS.md``) pools every en
 algorithm: each run's score is its value at the furthest of Spinning Up's checkpoints its
 env x algorithm's seeds all reached (300k steps at least) over Spinning Up TF1's mean
 there (1.0 = Spinning Up's), summarised by the IQM and the mean with 95 % stratified
-bootstrap intervals and by the performance profile (``spinup_tf.tools.stats``).
+bootstrap intervals and by the performance profile (``spinup_tf.tools.stats``), pooled
+over all tasks, each kind, each algorithm and each env. A second table scores the off-policy
+tasks at 300k steps, their early speed.
 
 Spinning Up ran MuJoCo ``-v2``/``-v3``; this runs ``-v5``: close, not identical.
 ``--env_version v4`` runs ``-v4`` instead (``-v3``'s models on the new MuJoCo bindings), as a
@@ -399,29 +401,69 @@ def normalized_finals(rows, args):
     return out, at
 
 
-# Rows of the aggregate table: which env x algorithm tasks each pools.
-AGGREGATE_GROUPS = [('all', None), ('off-policy', OFF_POLICY), ('on-policy', ON_POLICY)] + \
-    [(a, (a,)) for a in OFF_POLICY + ON_POLICY]
 PROFILE_TAUS = [i / 100 for i in range(0, 251)]
+EARLY_STEP = 300000  # the off-policy runs' budget before issue 54: early speed
 
 
-def aggregate_outputs(rows, args):
-    """Draw ``aggregate.png`` and return the aggregate section of RESULTS.md (no lines when
-    no env x algorithm has reached 300k steps, or its budget if smaller)."""
+def aggregate_groups(keys, data_dir, kinds=('all', 'off-policy', 'on-policy')):
+    """The rows of an aggregate table over the env x algorithm tasks ``keys``: ``(name,
+    tasks)`` for each of ``kinds`` ('all', 'off-policy', 'on-policy'), then each algorithm
+    and each env, in the matrix's order; groups with no task are left out."""
+    pools = {'all': OFF_POLICY + ON_POLICY, 'off-policy': OFF_POLICY, 'on-policy': ON_POLICY}
+    groups = [(kind, [k for k in keys if k[1] in pools[kind]]) for kind in kinds]
+    groups += [(algo, [k for k in keys if k[1] == algo]) for algo in OFF_POLICY + ON_POLICY]
+    envs = sorted({env for env, _ in keys},
+                  key=lambda e: (list(DEFAULT_MATRIX).index(e) if e in DEFAULT_MATRIX
+                                 else len(DEFAULT_MATRIX), e))
+    groups += [(env_id(env, data_dir), [k for k in keys if k[0] == env]) for env in envs]
+    return [(name, tasks) for name, tasks in groups if tasks]
+
+
+def aggregate_table(scores, groups):
+    """``[(name, keys, tasks, iqm, mean, above)]``: per group, its tasks' normalised scores
+    pooled, with the IQM, the mean and the fraction of runs above 1 (``stats.Interval``s)."""
     from spinup_tf.tools import stats
-    scores, at = normalized_finals(rows, args)
-    if not scores:
-        return []
     table = []
-    for name, algos in AGGREGATE_GROUPS:
-        keys = [k for k in scores if algos is None or k[1] in algos]
-        if not keys:
-            continue
+    for name, keys in groups:
         tasks = [scores[k] for k in keys]
         above = stats.performance_profile(tasks, [1.0])
         table.append((name, keys, tasks, stats.aggregate(tasks, 'iqm'),
                       stats.aggregate(tasks, 'mean'),
                       stats.Interval(above[0][0], above[1][0], above[2][0])))
+    return table
+
+
+def table_lines(table):
+    """The Markdown table of ``aggregate_table``'s rows."""
+    lines = ['| runs of | env x algorithm | runs | IQM [95 % CI] | mean [95 % CI] '
+             '| runs above 1 [95 % CI] |', '|---|---|---|---|---|---|']
+    for name, keys, tasks, iqm, mean, above in table:
+        lines.append('| %s | %d | %d | %s | %s | %s |' % (
+            name, len(keys), sum(len(t) for t in tasks), iqm, mean, above))
+    return lines
+
+
+def early_scores(rows):
+    """``scores[(env, algo)]``: each seed's value at ``EARLY_STEP`` over Spinning Up TF1's
+    mean there, for the off-policy tasks whose seeds all reached it."""
+    seeds = {}
+    for env, algo, _, ours, _, _, _ in rows:
+        seeds[(env, algo)] = max(seeds.get((env, algo), 0), len(ours))
+    return {(env, algo): [v / su for v in ours]
+            for env, algo, step, ours, su, _, _ in rows
+            if algo in OFF_POLICY and step == EARLY_STEP and su > 0 and
+            len(ours) == seeds[(env, algo)]}
+
+
+def aggregate_outputs(rows, args):
+    """Draw ``aggregate.png`` and return the aggregate sections of RESULTS.md: the final
+    level (each task at its furthest checkpoint), then the off-policy tasks' early speed (at
+    300k). No lines when no env x algorithm has reached 300k steps, or its budget if
+    smaller."""
+    scores, at = normalized_finals(rows, args)
+    if not scores:
+        return []
+    table = aggregate_table(scores, aggregate_groups(list(scores), args.data_dir))
     draw_aggregate(table, osp.join(args.out, 'aggregate.png'), env_version(args.data_dir))
     by_step = {}
     for (env, algo), step in sorted(at.items()):
@@ -440,13 +482,17 @@ def aggregate_outputs(rows, args):
              '`spinup_tf/tools/stats.py`). Spinning Up\'s means are held fixed: their own '
              'standard error (its std over √10) is not in these intervals. Figure: '
              '`aggregate.png` (intervals, and the performance profile). Scored at %s.'
-             % scored_at,
-             '',
-             '| runs of | env x algorithm | runs | IQM [95 % CI] | mean [95 % CI] '
-             '| runs above 1 [95 % CI] |', '|---|---|---|---|---|---|']
-    for name, keys, tasks, iqm, mean, above in table:
-        lines.append('| %s | %d | %d | %s | %s | %s |' % (
-            name, len(keys), sum(len(t) for t in tasks), iqm, mean, above))
+             % scored_at, ''] + table_lines(table)
+    early = early_scores(rows)
+    if early:
+        groups = aggregate_groups(list(early), args.data_dir, kinds=('off-policy',))
+        lines += ['', '## Early speed: the off-policy runs at 300k steps', '',
+                  'The same scores, taken at 300k steps for every off-policy env x algorithm '
+                  'whose seeds all reached it (their budget before their 1M runs; Spinning '
+                  'Up\'s benchmark shows 300k too): how fast they learn, where the table '
+                  'above is where they end. Where a run goes on to 1M, its 300k window is '
+                  'centred, not cut at the run\'s end.', ''] + \
+            table_lines(aggregate_table(early, groups))
     return lines
 
 
@@ -469,7 +515,9 @@ def draw_aggregate(table, path, version):
                           for t in reversed(table)])
     left.set_xlabel('our return / Spinning Up TF1\'s (95 % CI)')
     left.legend(fontsize=8, loc='upper right')
-    for name, _, tasks, _, _, _ in table[:3]:
+    for name, _, tasks, _, _, _ in table:
+        if name not in ('all', 'off-policy', 'on-policy'):
+            continue
         frac, low, high = stats.performance_profile(tasks, PROFILE_TAUS)
         line, = right.plot(PROFILE_TAUS, frac, label='%s (%d runs)' % (
             name, sum(len(t) for t in tasks)))

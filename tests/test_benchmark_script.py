@@ -12,6 +12,16 @@ def load():
     return load_plot_script('benchmark')
 
 
+def section_rows(table, heading):
+    """``{first cell: row}`` of the body of the Markdown table under the section ``heading``
+    of RESULTS.md (``None`` if there is no such section)."""
+    if '## ' + heading not in table:
+        return None
+    section = table.split('## ' + heading)[1].split('\n## ')[0]
+    return {line.split('|')[1].strip(): line for line in section.splitlines()
+            if line.startswith('| ') and not line.startswith('| runs of |')}
+
+
 def test_value_at_a_checkpoint_is_spinning_ups_11_epoch_centred_mean():
     bm = load()
     steps = [4000 * i for i in range(1, 40)]
@@ -213,8 +223,7 @@ def test_aggregate_pools_runs_at_their_budget_normalised_by_spinning_up(tmp_path
     assert bm.main(['--no-run', '--budget_off', '100000', '--data_dir', data,
                     '--out', out]) == 0
     table = open(os.path.join(out, 'RESULTS.md')).read()
-    rows = {line.split('|')[1].strip(): line for line in table.split('## Aggregate')[1]
-            .splitlines() if line.startswith('| ')}
+    rows = section_rows(table, 'Aggregate')
     # Pooled runs 0.5, 0.5, 1.5, 1.5: the IQM drops one from each end (mean of 0.5 and 1.5),
     # and every resample keeps two runs of each task, so the intervals have no width; half
     # the tasks' runs score above Spinning Up's mean.
@@ -252,8 +261,7 @@ def test_aggregate_takes_each_task_at_its_furthest_checkpoint_and_work_dir_runs_
     assert bm.main(['--no-run', '--budget_off', '1000000', '--envs', 'HalfCheetah', 'Hopper',
                     '--data_dir', data, '--out', out]) == 0
     table = open(os.path.join(out, 'RESULTS.md')).read()
-    rows = {line.split('|')[1].strip(): line for line in table.split('## Aggregate')[1]
-            .splitlines() if line.startswith('| ')}
+    rows = section_rows(table, 'Aggregate')
     assert rows['all'].startswith('| all | 2 | 4 | 1.00 [1.00, 1.00] |'), rows['all']
     assert '| HalfCheetah-v5 | td3 | 1000k | 2 |' in table
 
@@ -278,10 +286,8 @@ def test_aggregate_moves_a_task_to_1m_once_every_seed_is_there_whatever_the_budg
         assert bm.main(['--no-run', '--envs', 'HalfCheetah', '--data_dir', data,
                         '--out', out]) == 0
         table = open(os.path.join(out, 'RESULTS.md')).read()
-        section = table.split('## Aggregate')[1]
-        rows = {line.split('|')[1].strip(): line for line in section.splitlines()
-                if line.startswith('| ')}
-        return table, section, rows
+        section = table.split('## Aggregate')[1].split('\n## ')[0]
+        return table, section, section_rows(table, 'Aggregate')
 
     table, section, rows = aggregate()
     assert '| HalfCheetah-v5 | td3 | 1000k | 2 |' in table
@@ -294,3 +300,40 @@ def test_aggregate_moves_a_task_to_1m_once_every_seed_is_there_whatever_the_budg
     table, section, rows = aggregate()
     assert rows['td3'].startswith('| td3 | 1 | 3 | 0.40 [0.40, 0.40] |'), rows['td3']
     assert 'Scored at 1000k: HalfCheetah-v5 ddpg, HalfCheetah-v5 td3.' in section
+
+
+def test_aggregate_has_a_row_per_env_and_an_early_speed_table_of_off_policy_runs_at_300k(
+        tmp_path):
+    """Each env pools its tasks (off- and on-policy) at their furthest checkpoints; the
+    early-speed table scores every off-policy task whose seeds all reached 300k there, even
+    when its runs went on to 1M, and leaves out on-policy tasks and tasks with a seed short
+    of 300k."""
+    bm = load()
+    data, out = str(tmp_path / 'data'), str(tmp_path / 'out')
+    os.makedirs(out)
+    # Spinning Up TF1: HalfCheetah TD3 7850 at 300k, 9893 at 1M; Hopper TD3 2168 at 300k;
+    # Hopper PPO 1871 at 3M; Ant SAC 825 at 100k.
+    for seed in range(3):
+        write_run(bm, data, 'HalfCheetah', 'td3', seed, 9893 * 2.0, epochs=250)
+        write_run(bm, data, 'Ant', 'sac', seed, 825.0, epochs=75 if seed < 2 else 25)
+    for seed in range(2):
+        write_run(bm, data, 'Hopper', 'td3', seed, 2168 * 0.5, epochs=75)
+    write_run(bm, data, 'Hopper', 'ppo', 0, 1871.0, epochs=750)
+    assert bm.main(['--no-run', '--data_dir', data, '--out', out]) == 0
+    table = open(os.path.join(out, 'RESULTS.md')).read()
+    final = section_rows(table, 'Aggregate')
+    assert final['HalfCheetah-v5'].startswith('| HalfCheetah-v5 | 1 | 3 | 2.00 [2.00, 2.00] |')
+    assert final['Hopper-v5'].startswith('| Hopper-v5 | 2 | 3 |'), final['Hopper-v5']
+    assert final['on-policy'].startswith('| on-policy | 1 | 1 | 1.00 [1.00, 1.00] |')
+    assert 'Ant-v5' not in final  # its seeds did not all reach 300k
+    early = section_rows(table, 'Early speed')
+    assert list(early) == ['off-policy', 'td3', 'HalfCheetah-v5', 'Hopper-v5']
+    # HalfCheetah's 1M runs at 300k: 19786 / 7850 = 2.52
+    assert early['HalfCheetah-v5'].startswith('| HalfCheetah-v5 | 1 | 3 | 2.52 [2.52, 2.52] |')
+    assert early['Hopper-v5'].startswith('| Hopper-v5 | 1 | 2 | 0.50 [0.50, 0.50] |')
+    assert early['off-policy'].startswith('| off-policy | 2 | 5 |')
+    # No off-policy task at 300k: no early-speed section.
+    shutil.rmtree(data)
+    write_run(bm, data, 'Hopper', 'ppo', 0, 1871.0, epochs=750)
+    assert bm.main(['--no-run', '--data_dir', data, '--out', out]) == 0
+    assert section_rows(open(os.path.join(out, 'RESULTS.md')).read(), 'Early speed') is None
