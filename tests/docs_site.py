@@ -82,7 +82,8 @@ class Browser:
         script = 'exec 3<&%d 4>&%d %d<&- %d>&-; exec "$@"' % (child_in, child_out, child_in,
                                                               child_out)
         self.proc = subprocess.Popen(
-            [shutil.which('bash') or '/bin/bash', '-c', script, 'bash', chromium_path(), '--headless', '--no-sandbox',
+            [shutil.which('bash') or '/bin/bash', '-c', script, 'bash', chromium_path(),
+             '--headless', '--no-sandbox',
              '--disable-gpu', '--disable-dev-shm-usage', '--remote-debugging-pipe',
              '--no-first-run', '--no-default-browser-check', '--disable-extensions',
              '--hide-scrollbars', '--user-data-dir=%s' % profile_dir,

@@ -1,9 +1,10 @@
 """Test helpers: an off-policy algorithm's real graph, built by calling the algorithm with
 ``Run.train`` replaced by a capture, and the tools to check it against numpy.
 
-``random_normal`` of ``core`` and ``distributions`` is replaced by :func:`fixed_draw` while the graph is built, so every
-"random" draw (TD3's target smoothing, SAC's policy samples) is a known pattern that a numpy
-re-implementation can use too, and both engines see the same noise.
+``random_normal`` of ``core`` and ``distributions`` is replaced by :func:`fixed_draw` while
+the graph is built, so every "random" draw (TD3's target smoothing, SAC's policy samples) is
+a known pattern that a numpy re-implementation can use too, and both engines see the same
+noise.
 """
 from types import SimpleNamespace
 
@@ -38,7 +39,8 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
 
 
 def fixed_draw(shape, stddev=1.0):
-    """Stand-in for ``spinup_tf.utils.tf1.random_normal`` (what ``core``, ``distributions`` and TD3 draw with)."""
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal`` (what ``core``, ``distributions``
+    and TD3 draw with)."""
     return fixed_normal(shape, stddev=stddev)
 
 

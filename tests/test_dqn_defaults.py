@@ -29,7 +29,8 @@ def test_zoo_keys_become_dqn_arguments_as_sb3_reads_them():
     assert (kw['exploration_fraction'], kw['eps_end']) == (0.2, 0.07)
     assert kw['steps_per_epoch'] * kw['epochs'] == 120000
     kw = zoo_dqn_kwargs(ZOO_DQN['CartPole-v1'])
-    assert (kw['update_every'], kw['gradient_steps'], kw['target_update_interval']) == (256, 128, 10)
+    assert (kw['update_every'], kw['gradient_steps'], kw['target_update_interval']) == \
+        (256, 128, 10)
     assert kw['steps_per_epoch'] * kw['epochs'] == 50000
     with pytest.raises(ValueError):
         zoo_dqn_kwargs(dict(ZOO_DQN['CartPole-v1'], n_timesteps=12345))
@@ -105,7 +106,8 @@ def sweep(tmp_path, monkeypatch):
 
 def test_sweep_runs_each_entry_as_a_user_would_and_skips_what_is_done(sweep):
     jobs = sweep.entries(['dqn'], ['CartPole-v1', 'MountainCar-v0'])
-    assert [j[:3] for j in jobs] == [('dqn', 'dqn', 'CartPole-v1'), ('dqn', 'dqn', 'MountainCar-v0')]
+    assert [j[:3] for j in jobs] == [('dqn', 'dqn', 'CartPole-v1'),
+                                     ('dqn', 'dqn', 'MountainCar-v0')]
     cmd = sweep.command('dqn', 'dqn', 'MountainCar-v0', [], 3)
     assert cmd[2:7] == ['dqn', '--env', 'MountainCar-v0', '--seed', '3']
     assert not [c for c in cmd[7:] if c.startswith('--') and c not in (

@@ -32,7 +32,8 @@ def fixed_normal(shape, mean=0.0, stddev=1.0, dtype=tf.float32, seed=None, name=
 
 
 def fixed_draw(shape, stddev=1.0):
-    """Stand-in for ``spinup_tf.utils.tf1.random_normal``, what ``core``, ``distributions`` and TD3 draw with."""
+    """Stand-in for ``spinup_tf.utils.tf1.random_normal``, what ``core``, ``distributions``
+    and TD3 draw with."""
     return fixed_normal(shape, stddev=stddev)
 
 

@@ -52,7 +52,8 @@ def test_preset_runs_are_named_after_the_preset(tmp_path):
     (plain,) = build_runs('td3', ['--env', 'Pendulum-v1', '--data_dir',
                                   str(tmp_path / 'plain')]).experiments
     assert 'preset' not in plain.kwargs['logger_kwargs']
-    assert plain.kwargs['logger_kwargs']['output_dir'].endswith('td3_Pendulum-v1/td3_Pendulum-v1_s0')
+    assert plain.kwargs['logger_kwargs']['output_dir'].endswith(
+        'td3_Pendulum-v1/td3_Pendulum-v1_s0')
 
 
 def test_plot_leaves_runs_set_aside_out(tmp_path):

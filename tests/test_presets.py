@@ -117,7 +117,8 @@ def test_reward_normalisation_by_hand():
     r = np.array([1.0, 2.0, 3.0, 10.0], dtype=np.float32)
     expected = (r - r.mean()) / (r.std() + 1e-6)
     with tf.Graph().as_default():
-        got = make_session().run(NormalizeRewards.transform_batch(dict(rews=tf.constant(r), obs1=1))['rews'])
+        batch = NormalizeRewards.transform_batch(dict(rews=tf.constant(r), obs1=1))
+        got = make_session().run(batch['rews'])
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert abs(got.mean()) < 1e-6 and abs(got.std() - 1) < 1e-5
 

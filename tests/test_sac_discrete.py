@@ -36,7 +36,8 @@ def test_losses_match_numpy(monkeypatch, tmp_path, alpha):
 
     def net(scope, x):
         return numpy_mlp(weights(g, scope), x).astype(np.float64)
-    logp, logp2 = log_softmax(net('main/pi', b['obs1']), 1), log_softmax(net('main/pi', b['obs2']), 1)
+    logp = log_softmax(net('main/pi', b['obs1']), 1)
+    logp2 = log_softmax(net('main/pi', b['obs2']), 1)
     p, p2 = np.exp(logp), np.exp(logp2)
     q1_all, q2_all = net('main/q1', b['obs1']), net('main/q2', b['obs1'])
     q_targ = np.minimum(net('target/q1', b['obs2']), net('target/q2', b['obs2']))
