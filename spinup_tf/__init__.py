@@ -4,10 +4,10 @@
     td3(lambda: gymnasium.make('Pendulum-v1'), epochs=2,
         logger_kwargs=dict(output_dir='data/td3_pendulum'))
 
-``td3``, ``ddpg``, ``sac``, ``dqn``, ``vpg``, ``ppo``, ``trpo`` and ``npg`` are attributes made on first
-use (a module ``__getattr__``): each is an ``Algorithm`` that imports its module, and with it
-TensorFlow, only when it is called. Importing ``spinup_tf`` imports nothing else, so the
-command line's ``--help`` stays fast.
+``td3``, ``ddpg``, ``sac``, ``dqn``, ``vpg``, ``ppo``, ``trpo`` and ``npg`` are attributes
+made on first use (a module ``__getattr__``): each is an ``Algorithm`` that imports its
+module, and with it TensorFlow, only when it is called. Importing ``spinup_tf`` imports
+nothing else, so the command line's ``--help`` stays fast.
 """
 
 # The registry's names (spinup_tf.algos.ALGOS; a test keeps the two lists equal).

@@ -82,8 +82,8 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     run = Run('ppo', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
     with run.graph.as_default():
-        # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
-        # the main outputs from computation graph on them (they act, and are saved);
+        # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by
+        # name), and the main outputs from computation graph on them (they act, and are saved);
         # ac(batch): the same actor-critic on any batch, on the same variables
         batch, outputs, ac = run.inputs()
 
@@ -152,7 +152,8 @@ def ppo(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
         # Training
         i, stopped = train(lists['pi'], train_pi_iters)
         if stopped:
-            run.logger.log('Policy steps stopped after step %d: the KL passed 1.5 * target_kl.' % i, 'yellow')
+            run.logger.log('Policy steps stopped after step %d: the KL passed 1.5 * target_kl.'
+                           % i, 'yellow')
         train(lists['v'], train_v_iters)
 
         # The changes the update made, for the log

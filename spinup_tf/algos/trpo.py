@@ -133,8 +133,8 @@ def npg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     no line search.
 
     Args (each as :func:`trpo` describes it at length):
-        env_fn: makes the env: a flat Box observation space (or uint8 images), a Discrete or flat Box action
-            space.
+        env_fn: makes the env: a flat Box observation space (or uint8 images), a Discrete or
+            flat Box action space.
 
         actor_critic: the actor-critic, with the Symbol/Shape contract of :func:`trpo`
             (``pi``, ``logp``, ``logp_pi``, ``info``, ``info_phs``, ``d_kl``, ``v``).
@@ -192,8 +192,8 @@ def build_trpo_graph(observation_space, action_space, actor_critic=mlp_actor_cri
         them), and for ``on_policy.Run.train``: ``train_ops``, ``lists`` (``train_ops`` on
         the placeholders), ``batch`` and ``outputs``.
     """
-    # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name, and the
-    # old policy's distribution parameters, for the KL), and the main outputs on them
+    # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph by name,
+    # and the old policy's distribution parameters, for the KL), and the main outputs on them
     batch, outputs, ac = on_policy.actor_critic_graph(observation_space, action_space,
                                                       actor_critic, ac_kwargs, keep_info=True)
     x_ph, pi, logp, logp_pi, info, info_phs, d_kl, v = (batch['x'],) + outputs

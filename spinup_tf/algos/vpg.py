@@ -67,8 +67,8 @@ def vpg(env_fn, actor_critic=mlp_actor_critic, ac_kwargs=dict(), seed=0,
     run = Run('vpg', env_fn, locals())  # env, checks, logger and config.json, seeded graph
 
     with run.graph.as_default():
-        # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by name), and
-        # the main outputs from computation graph on them (they act, and are saved);
+        # Placeholders for a batch of transitions (x_ph, a_ph, adv_ph, ret_ph, logp_old_ph, by
+        # name), and the main outputs from computation graph on them (they act, and are saved);
         # ac(batch): the same actor-critic on any batch, on the same variables
         batch, outputs, ac = run.inputs()
 

@@ -177,8 +177,8 @@ class BoundedActor:
 
 
 class SquashedGaussianActor:
-    """SAC's policy in numpy (``spinup_tf.algos.distributions.mlp_squashed_gaussian_policy``): a trunk, then
-    the heads ``mu`` and ``log_std`` (clipped to ``[log_std_min, log_std_max]``).
+    """SAC's policy in numpy (``spinup_tf.algos.distributions.mlp_squashed_gaussian_policy``):
+    a trunk, then the heads ``mu`` and ``log_std`` (clipped to ``[log_std_min, log_std_max]``).
 
     ``actor(o)`` is the deterministic action ``scale(tanh(mu))``; ``actor.sample(o)`` draws
     ``scale(tanh(mu + exp(log_std) * eps))`` with ``eps`` from numpy's global RNG.

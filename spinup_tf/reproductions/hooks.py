@@ -637,9 +637,9 @@ MIXINS = [  # (flag, when it is on, mixin); stacked in this order over OnPolicyH
 
 def make_hooks(**flags):
     """The hooks of the quirks ``flags`` switch on (``QUIRK_FLAGS`` names; a flag at its
-    default is off), over Spinning Up's ``OnPolicyHooks`` (all points of both loops): an instance of a class made of their
-    mixins, with ``flags`` the non-default ones (what ``config.json`` records). An old
-    flag name (``RENAMED_FLAGS``) is taken as today's."""
+    default is off), over Spinning Up's ``OnPolicyHooks`` (all points of both loops): an
+    instance of a class made of their mixins, with ``flags`` the non-default ones (what
+    ``config.json`` records). An old flag name (``RENAMED_FLAGS``) is taken as today's."""
     flags = renamed(flags)
     unknown = sorted(set(flags) - set(QUIRK_FLAGS))
     if unknown:

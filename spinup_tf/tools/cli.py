@@ -180,9 +180,11 @@ def algo_help(name):
               '  --%-22s %s' % ('exp_name', 'experiment name (default ALGO_ENV)'),
               '  --%-22s %s' % ('data_dir', 'where run folders go (default ./data)'),
               '  --%-22s %s' % ('datestamp', 'prefix folders with date and time'),
-              '  --%-22s %s' % ('overwrite', 'replace an earlier run (moved aside to FOLDER.trash-TIME)'),
+              '  --%-22s %s' % ('overwrite', 'replace an earlier run '
+                                             '(moved aside to FOLDER.trash-TIME)'),
               '  --%-22s %s' % ('workers', "variants run at once, each in its own process "
-                                           "(default 1; 'auto': the cores other processes leave idle)"),
+                                           "(default 1; 'auto': the cores other processes "
+                                           "leave idle)"),
               '  --%-22s %s' % ('backend', 'local (default) or ray'),
               '  --%-22s %s' % ('address', 'Ray cluster address (default: start a local one)'),
               '  --%-22s %s' % ('preset', "a seed's configuration (below); later flags "

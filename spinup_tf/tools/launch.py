@@ -81,8 +81,8 @@ def run_experiments(experiments, workers=1, backend='local', address=None, out=N
     """Run ``Experiment`` objects; print the summary table; return the ``VariantResult``s.
 
     ``workers=1`` with ``backend='local'`` runs them here, one after the other; more workers
-    run each in a fresh process (``_worker_context``); ``backend='ray'`` runs them as Ray tasks. Each run's
-    threads are decided here, once (``run_threads``), and logged in one line.
+    run each in a fresh process (``_worker_context``); ``backend='ray'`` runs them as Ray
+    tasks. Each run's threads are decided here, once (``run_threads``), and logged in one line.
     KeyboardInterrupt (Ctrl-C, or SIGTERM turned into one) is raised again after the summary.
     """
     out = out or sys.stdout
