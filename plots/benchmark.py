@@ -382,6 +382,15 @@ def _write_outputs(seeds, args):
     print('\n'.join(lines))
 
 
+def seed_counts(rows):
+    """``{(env, algo): seeds}``: how many seeds each task has (its most at any checkpoint),
+    so that a checkpoint only some seeds reached never stands for the task."""
+    seeds = {}
+    for env, algo, _, ours, _, _, _ in rows:
+        seeds[(env, algo)] = max(seeds.get((env, algo), 0), len(ours))
+    return seeds
+
+
 def normalized_finals(rows, args):
     """``(scores, at)``: ``scores[(env, algo)]`` is each seed's value over Spinning Up TF1's
     mean there (1.0 = Spinning Up's) and ``at[(env, algo)]`` the step, the furthest of
@@ -389,9 +398,7 @@ def normalized_finals(rows, args):
     on (or its budget, if smaller). So a 1M row replaces the task's 300k one once all its
     seeds have reached 1M, and a row of the seeds finished so far never stands for the task
     (``rows``: ``write_outputs``'s table rows)."""
-    seeds = {}
-    for env, algo, _, ours, _, _, _ in rows:
-        seeds[(env, algo)] = max(seeds.get((env, algo), 0), len(ours))
+    seeds = seed_counts(rows)
     out, at = {}, {}
     for env, algo, step, ours, su, _, _ in rows:
         task = (env, algo)
@@ -446,9 +453,7 @@ def table_lines(table):
 def early_scores(rows):
     """``scores[(env, algo)]``: each seed's value at ``EARLY_STEP`` over Spinning Up TF1's
     mean there, for the off-policy tasks whose seeds all reached it."""
-    seeds = {}
-    for env, algo, _, ours, _, _, _ in rows:
-        seeds[(env, algo)] = max(seeds.get((env, algo), 0), len(ours))
+    seeds = seed_counts(rows)
     return {(env, algo): [v / su for v in ours]
             for env, algo, step, ours, su, _, _ in rows
             if algo in OFF_POLICY and step == EARLY_STEP and su > 0 and
